@@ -1,0 +1,55 @@
+package org.htod.core.device;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Positional storage under a store: a file, a raw disk, memory, or a wrapper that counts, crashes
+ * or fails. Every byte any htod layer reads or writes passes through this interface, which is
+ * what lets tests inject power loss and count I/Os without touching the layers above.
+ *
+ * <p>Contract, shared by every implementation and checked by the device contract tests:
+ *
+ * <ul>
+ *   <li>{@link #read} fills {@code dst} from its position to its limit with the bytes at {@code
+ *       pos}, or throws; bytes never written read as zero; reading past {@link #size()} throws
+ *       {@link org.htod.core.HtodIOException}.
+ *   <li>{@link #write} writes all of {@code src} from its position to its limit at {@code pos},
+ *       growing the device when it can; a write beyond what the device can hold throws {@link
+ *       org.htod.core.StoreFullException} before anything is written.
+ *   <li>A write is durable only after a later {@link #sync()} returns. Until then a crash may
+ *       keep it, drop it, or tear it at {@link #sectorSize()} granularity.
+ *   <li>Offsets are 64-bit; no limit at 2 or 4 GB.
+ *   <li>After {@link #close()}, every call but {@code close} throws {@link
+ *       org.htod.core.StoreClosedException}.
+ *   <li>Errors are unchecked {@link org.htod.core.HtodException}s that name the device and offset.
+ * </ul>
+ *
+ * <p>Implementations are safe for concurrent positional reads and writes to disjoint ranges.
+ */
+public interface BlockDevice extends AutoCloseable {
+
+    /** Reads {@code dst.remaining()} bytes at {@code pos} into {@code dst}, advancing its position. */
+    void read(long pos, ByteBuffer dst);
+
+    /** Writes {@code src.remaining()} bytes at {@code pos}, advancing the buffer's position. */
+    void write(long pos, ByteBuffer src);
+
+    /** Makes every write that returned before this call durable. */
+    void sync();
+
+    /** Bytes the device currently holds: the highest written offset for files, the capacity for disks. */
+    long size();
+
+    /** Most bytes the device can ever hold ({@link Long#MAX_VALUE} when only the file system limits it). */
+    long capacity();
+
+    /** Unit of atomic writes: a crash tears a write only at multiples of this. */
+    int sectorSize();
+
+    /** A name for error messages: the file path, the device path, or a description. */
+    String name();
+
+    /** Releases the device; idempotent. Does not sync. */
+    @Override
+    void close();
+}
