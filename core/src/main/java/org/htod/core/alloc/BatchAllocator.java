@@ -1,0 +1,161 @@
+package org.htod.core.alloc;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.htod.core.StoreFullException;
+import org.htod.core.container.StorageMethod;
+
+/**
+ * Optimized batch allocation (paper §2.5, Fig. 8). Requests are placed largest first, each into
+ * the best-fitting free block of at least {@code T} bytes (splitting it, the remainder going back
+ * to the candidates), or else contiguously from the tail; then all blocks are written in
+ * ascending address order, every run of adjacent blocks in one device write.
+ *
+ * <p>Only free blocks whose extent is durable are candidates, so every header this batch writes
+ * is a full one with a fresh stamp; a remainder split off in this batch may be split again, since
+ * the two pieces are adjacent and so end up in the same write.
+ */
+final class BatchAllocator {
+    private BatchAllocator() {}
+
+    /** One block the batch will write: an allocated block, or the header of a free remainder. */
+    private static final class Piece {
+        final FreeBlock extent;
+        final int request;
+        final long remainder;
+
+        Piece(FreeBlock extent, int request, long remainder) {
+            this.extent = extent;
+            this.request = request;
+            this.remainder = remainder;
+        }
+
+        long bytes() {
+            return request >= 0 ? extent.size : BlockHeader.SIZE;
+        }
+    }
+
+    static long[] allocate(Heap h, List<ByteBuffer> payloads) {
+        int n = payloads.size();
+        long[] sizes = new long[n];
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            sizes[i] = h.blockSizeFor(payloads.get(i).remaining());
+            order[i] = i;
+        }
+        java.util.Arrays.sort(order, Comparator.comparingLong((Integer i) -> sizes[i]).reversed());
+
+        TreeMap<Long, ArrayDeque<FreeBlock>> candidates = new TreeMap<>();
+        for (FreeBlock b : h.lists.atLeast(Math.max(h.opt.obaThreshold(), h.grain))) {
+            if (b.stamp <= h.durableStamp) {
+                candidates.computeIfAbsent(b.size, s -> new ArrayDeque<>()).add(b);
+            }
+        }
+        TreeMap<Long, Piece> pieces = new TreeMap<>();
+        List<FreeBlock> batchRemainders = new ArrayList<>();
+        long tail = h.tail;
+        long waste = h.opt.acceptableWaste();
+        for (int i : order) {
+            long s = sizes[i];
+            FreeBlock b = poll(candidates, s);
+            if (b == null) {
+                if (tail > h.end - s) {
+                    throw new StoreFullException("no room for a batch block of " + s + " bytes in the heap of " + h.dev.name()
+                            + ": tail at " + tail + ", heap ends at " + h.end);
+                }
+                long stamp = ++h.stamp;
+                FreeBlock nb = h.newFreeExtent(tail, s, stamp);
+                pieces.put(tail, new Piece(nb, i, 0));
+                tail += s;
+                continue;
+            }
+            boolean fromBatch = batchRemainders.remove(b);
+            if (!fromBatch) {
+                h.takeFromLists(b);
+                h.knowHeader(b);
+            }
+            long stamp = ++h.stamp;
+            if (b.size - s <= waste) {
+                FreeBlock whole = new FreeBlock(b.addr, b.size, stamp, h.listIdForSplitPart(b, b.size),
+                        h.method == StorageMethod.TS ? 0 : b.next);
+                pieces.put(b.addr, new Piece(whole, i, 0));
+            } else {
+                FreeBlock part = new FreeBlock(b.addr, s, stamp, h.listIdForSplitPart(b, s),
+                        h.method == StorageMethod.TS ? 0 : b.next);
+                pieces.put(b.addr, new Piece(part, i, b.size - s));
+                FreeBlock rest = h.newFreeExtent(b.addr + s, b.size - s, stamp);
+                pieces.put(rest.addr, new Piece(rest, -1, 0));
+                batchRemainders.add(rest);
+                if (rest.size >= h.opt.obaThreshold()) {
+                    candidates.computeIfAbsent(rest.size, x -> new ArrayDeque<>()).add(rest);
+                }
+            }
+        }
+        long[] handles = new long[n];
+        writeInAddressOrder(h, pieces, payloads, handles);
+        for (FreeBlock r : batchRemainders) {
+            h.lists.add(r);
+        }
+        for (int i = 0; i < n; i++) {
+            h.account(h.blockSize(handles[i]), payloads.get(i).remaining());
+        }
+        if (tail > h.tail) {
+            h.advanceTail(tail - h.tail);
+        }
+        return handles;
+    }
+
+    private static FreeBlock poll(TreeMap<Long, ArrayDeque<FreeBlock>> candidates, long size) {
+        Map.Entry<Long, ArrayDeque<FreeBlock>> e = candidates.ceilingEntry(size);
+        if (e == null) {
+            return null;
+        }
+        FreeBlock b = e.getValue().poll();
+        if (e.getValue().isEmpty()) {
+            candidates.remove(e.getKey());
+        }
+        return b;
+    }
+
+    /** Writes the pieces in address order, each run of adjacent pieces as one device write. */
+    private static void writeInAddressOrder(Heap h, TreeMap<Long, Piece> pieces, List<ByteBuffer> payloads, long[] handles) {
+        List<Piece> run = new ArrayList<>();
+        long runEnd = -1;
+        for (Piece p : pieces.values()) {
+            if (!run.isEmpty() && p.extent.addr != runEnd) {
+                writeRun(h, run, payloads, handles);
+                run.clear();
+            }
+            run.add(p);
+            runEnd = p.extent.addr + p.bytes();
+        }
+        if (!run.isEmpty()) {
+            writeRun(h, run, payloads, handles);
+        }
+    }
+
+    private static void writeRun(Heap h, List<Piece> run, List<ByteBuffer> payloads, long[] handles) {
+        long from = run.get(0).extent.addr;
+        Piece last = run.get(run.size() - 1);
+        ByteBuffer buf = ByteBuffer.allocate(Math.toIntExact(last.extent.addr + last.bytes() - from));
+        for (Piece p : run) {
+            int at = (int) (p.extent.addr - from);
+            FreeBlock e = p.extent;
+            if (p.request >= 0) {
+                ByteBuffer payload = payloads.get(p.request);
+                BlockHeader.put(buf, at, h.code, e.size, e.stamp, p.remainder, e.listId, true, payload.remaining(), e.next,
+                        h.grain);
+                buf.put(at + BlockHeader.SIZE, payload, payload.position(), payload.remaining());
+                handles[p.request] = h.handle(e.addr, e.size);
+            } else {
+                h.putHeaderOf(buf, at, e, false, 0);
+            }
+        }
+        h.dev.write(from, buf);
+    }
+}

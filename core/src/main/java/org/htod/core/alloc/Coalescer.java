@@ -1,0 +1,129 @@
+package org.htod.core.alloc;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import org.htod.core.container.StorageMethod;
+
+/**
+ * Deferred coalescing (paper §2.4): merges every run of adjacent free blocks into one, and a run
+ * that ends at the tail into the tail. It syncs first, so that every extent it merges is durable,
+ * writes one header per merged run, relinks the PL/PFL disk lists, and ends with a checkpoint and
+ * a sync: the tail may have moved back, and the checkpoint's stamp must cover every header left
+ * past it.
+ */
+final class Coalescer {
+    private Coalescer() {}
+
+    static void coalesce(Heap h) {
+        h.dev.sync();
+        h.durableStamp = h.stamp;
+        List<FreeBlock> free = h.lists.all();
+        free.sort(Comparator.comparingLong(b -> b.addr));
+        h.lists.clear();
+        Arrays.fill(h.chainHeads, null);
+        List<FreeBlock> result = new ArrayList<>(free.size());
+        int i = 0;
+        while (i < free.size()) {
+            FreeBlock first = free.get(i);
+            long endOfRun = first.addr + first.size;
+            int j = i + 1;
+            while (j < free.size() && free.get(j).addr == endOfRun) {
+                endOfRun += free.get(j).size;
+                j++;
+            }
+            if (endOfRun == h.tail) {
+                h.tail = first.addr;
+            } else if (j - i == 1) {
+                result.add(first);
+            } else {
+                long s = ++h.stamp;
+                FreeBlock merged = new FreeBlock(first.addr, endOfRun - first.addr, s,
+                        h.method == StorageMethod.TS ? BlockHeader.NO_LIST : h.lists.listOf(endOfRun - first.addr), 0);
+                ByteBuffer b = ByteBuffer.allocate(BlockHeader.SIZE);
+                BlockHeader.put(b, 0, h.code, merged.size, s, 0, merged.listId, false, 0, 0, h.grain);
+                h.dev.write(merged.addr, b);
+                result.add(merged);
+            }
+            i = j;
+        }
+        for (FreeBlock b : result) {
+            h.lists.add(b);
+        }
+        h.coalesces++;
+        if (h.method != StorageMethod.TS) {
+            h.dev.sync();
+            h.durableStamp = h.stamp;
+            relink(h, h.method == StorageMethod.PL);
+        }
+        h.writeCheckpoint();
+        h.dev.sync();
+        h.durableStamp = h.stamp;
+    }
+
+    /**
+     * Makes the disk lists match the heap again after coalescing or recovery. PFL: every free
+     * block is chained on the list of its size, in address order; only next pointers that change
+     * are written. PL with {@code all}: every block, allocated or free, is rewritten onto the list
+     * of its size (one header write each; this is what PL pays for its lists).
+     */
+    static void relink(Heap h, boolean all) {
+        if (h.method == StorageMethod.PFL) {
+            List<FreeBlock> free = h.lists.all();
+            free.sort(Comparator.comparingLong((FreeBlock b) -> b.addr).reversed());
+            Arrays.fill(h.chainHeads, null);
+            ByteBuffer nb = ByteBuffer.allocate(9);
+            for (FreeBlock b : free) {
+                long oldNext = b.next;
+                int oldList = b.listId;
+                b.listId = h.lists.listOf(b.size);
+                h.chainPush(b);
+                if (b.next != oldNext || b.listId != oldList) {
+                    if (b.listId != oldList) {
+                        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
+                        BlockHeader.put(hb, 0, h.code, b.size, b.stamp, 0, b.listId, false, 0, b.next, h.grain);
+                        h.dev.write(b.addr, hb);
+                    } else {
+                        nb.clear();
+                        nb.putLong(0, b.next).put(8, BlockHeader.FREE);
+                        h.dev.write(b.addr + BlockHeader.NEXT_OFFSET, nb);
+                    }
+                }
+            }
+        } else if (h.method == StorageMethod.PL && all) {
+            relinkAllPl(h);
+        }
+        h.headsDirty = true;
+    }
+
+    private static void relinkAllPl(Heap h) {
+        List<long[]> blocks = new ArrayList<>();
+        List<BlockHeader> headers = new ArrayList<>();
+        new HeaderScanner(h).scan(h.start, h.tail, (addr, hd) -> {
+            blocks.add(new long[] {addr});
+            headers.add(hd);
+        });
+        Arrays.fill(h.plHeads, 0);
+        java.util.Map<Long, FreeBlock> freeByAddr = new java.util.HashMap<>();
+        for (FreeBlock f : h.lists.all()) {
+            freeByAddr.put(f.addr, f);
+        }
+        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
+        for (int k = 0; k < blocks.size(); k++) {
+            long addr = blocks.get(k)[0];
+            BlockHeader hd = headers.get(k);
+            int list = h.lists.listOf(hd.size);
+            long next = h.plHeads[list];
+            h.plHeads[list] = addr;
+            hb.clear();
+            BlockHeader.put(hb, 0, h.code, hd.size, hd.stamp, hd.remainder, list, hd.allocated, hd.length, next, h.grain);
+            h.dev.write(addr, hb);
+            FreeBlock f = freeByAddr.get(addr);
+            if (f != null) {
+                f.listIdKnown(list, next);
+            }
+        }
+    }
+}

@@ -1,0 +1,702 @@
+package org.htod.core.alloc;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+import org.htod.core.CorruptStoreException;
+import org.htod.core.StoreClosedException;
+import org.htod.core.StoreFullException;
+import org.htod.core.container.StorageMethod;
+import org.htod.core.device.BlockDevice;
+
+/**
+ * The persistent heap: PMFLF allocation (core paper §2.4) over one of the TS, PL and PFL storage
+ * methods (§2.1-2.3), with OBA batch allocation (§2.5), recovery and fast restart.
+ *
+ * <p>Blocks are named by <em>handles</em>: the block's address and size packed in one long
+ * ({@code address/grain << 24 | size/grain}), so that a free needs no read to learn the size
+ * (one write, as the paper counts it) and a read fetches header and payload in one I/O.
+ *
+ * <p>Crash safety rests on three rules, argued in {@code docs/FORMAT.md}: (1) a split writes the
+ * allocated part and the header of the free remainder in one contiguous write, and the allocated
+ * header records the remainder's size, so a lost remainder header can be rebuilt; (2) a block
+ * whose extent was defined since the last sync is never split again before the next sync; (3)
+ * past the tail checkpoint, only headers with a creation stamp above the checkpoint's stamp are
+ * believed (Fig. 7, with stamps in place of bare code bytes).
+ *
+ * <p>Thread-safe. Allocation, free and sync serialise on one lock and do their writes under it,
+ * so that the order of writes is the order of stamps; reads take no lock.
+ */
+public final class Heap implements AutoCloseable {
+    static final int SIZE_BITS = 24;
+    static final long SIZE_MASK = (1L << SIZE_BITS) - 1;
+    private static final int TAIL_CHECKPOINT_EVERY = 256;
+
+    final BlockDevice dev;
+    final HeapOptions opt;
+    final StorageMethod method;
+    final int grain;
+    final int code;
+    /** First block address: the heap region after its checkpoint area, grain-aligned. */
+    final long start;
+    /** End of the heap region. */
+    final long end;
+    final FreeLists lists;
+    final ReentrantLock lock = new ReentrantLock();
+
+    // ---- state, guarded by lock ----
+    long tail;
+    /** Last creation stamp issued. */
+    long stamp;
+    /** Every extent with a creation stamp at or below this is durable. */
+    long durableStamp;
+    /** PL: disk list heads in memory (MLH). PFL: derived from chainHeads. */
+    final long[] plHeads;
+    final FreeBlock[] chainHeads;
+    long checkpointSeq;
+    long checkpointedTail;
+    /** Stamp of the last checkpoint written, and of the last one known durable (written before a sync). */
+    long writtenCheckpointStamp;
+    long durableCheckpointStamp;
+    boolean headsDirty;
+    int tailAllocsSinceCheckpoint;
+
+    long allocatedBytes;
+    long requestedBytes;
+    long allocatedCount;
+    long highWater;
+    long coalesces;
+    private long freeAfterCoalesce;
+    private volatile boolean closed;
+    RecoveryReport report;
+
+    private Heap(BlockDevice dev, HeapOptions opt) {
+        this.dev = dev;
+        this.opt = opt;
+        this.method = opt.method();
+        this.grain = opt.grain();
+        this.code = BlockHeader.codeFor(opt.storeId());
+        long first = opt.heapOffset() + Checkpoint.AREA_SIZE;
+        this.start = (first + grain - 1) / grain * grain;
+        this.end = opt.heapOffset() + opt.heapCapacity();
+        this.lists = new FreeLists(grain, opt.maxQuickList());
+        int n = method == StorageMethod.TS ? 0 : lists.listCount();
+        if (n > Checkpoint.maxLists()) {
+            throw new IllegalArgumentException("maxQuickList " + opt.maxQuickList() + " makes " + n
+                    + " disk lists; the checkpoint holds at most " + Checkpoint.maxLists());
+        }
+        this.plHeads = new long[method == StorageMethod.PL ? n : 0];
+        this.chainHeads = new FreeBlock[method == StorageMethod.PFL ? n : 0];
+        this.tail = start;
+        this.highWater = start;
+    }
+
+    /** Formats a new, empty heap: writes both checkpoint copies and syncs. */
+    public static Heap create(BlockDevice dev, HeapOptions opt) {
+        Heap h = new Heap(dev, opt);
+        h.writeCheckpoint();
+        h.writeCheckpoint();
+        dev.sync();
+        h.durableCheckpointStamp = h.writtenCheckpointStamp;
+        h.report = new RecoveryReport("new", java.time.Duration.ZERO, 0, 0, 0, 0, 0, 0, null);
+        return h;
+    }
+
+    /**
+     * Opens an existing heap. With a snapshot (written by {@link #shutdown()} at a clean close) the
+     * in-memory state is read from it; otherwise, or if the snapshot is unreadable, the storage
+     * method's own recovery runs. {@link #recoveryReport()} says which and what it found.
+     */
+    public static Heap open(BlockDevice dev, HeapOptions opt, SnapshotRef snapshot) {
+        Heap h = new Heap(dev, opt);
+        HeapRecovery.run(h, snapshot);
+        return h;
+    }
+
+    // ---------------------------------------------------------------- handles
+
+    public long address(long handle) {
+        return (handle >>> SIZE_BITS) * grain;
+    }
+
+    public long blockSize(long handle) {
+        return (handle & SIZE_MASK) * grain;
+    }
+
+    long handle(long addr, long size) {
+        return (addr / grain) << SIZE_BITS | (size / grain);
+    }
+
+    /** Largest payload one block can hold. */
+    public long maxPayload() {
+        return SIZE_MASK * grain - BlockHeader.SIZE;
+    }
+
+    long blockSizeFor(long payloadLength) {
+        if (payloadLength > maxPayload()) {
+            throw new IllegalArgumentException("an object of " + payloadLength + " bytes exceeds the largest block payload of "
+                    + maxPayload() + " bytes (grain " + grain + ")");
+        }
+        long need = BlockHeader.SIZE + payloadLength;
+        return (need + grain - 1) / grain * grain;
+    }
+
+    // ---------------------------------------------------------------- allocation
+
+    /** Allocates a block for {@code payload} and writes it, header and data, in one device write. */
+    public long allocate(ByteBuffer payload) {
+        long size = blockSizeFor(payload.remaining());
+        lock.lock();
+        try {
+            ensureOpen();
+            maybeCoalesceForFragmentation();
+            Placement p = place(size);
+            if (p == null && lists.freeCount() > 0) {
+                Coalescer.coalesce(this);
+                p = place(size);
+            }
+            if (p == null) {
+                throw new StoreFullException("no room for a block of " + size + " bytes in the heap of " + dev.name()
+                        + ": tail at " + tail + ", heap ends at " + end + ", " + lists.freeBytes() + " bytes free in "
+                        + lists.freeCount() + " blocks too small to use");
+            }
+            long handle = write(p, payload);
+            account(p.size, payload.remaining());
+            keepStampsNearCheckpoint();
+            return handle;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * OBA (paper Fig. 8): places a batch best-fit into free blocks of at least {@code T} bytes and
+     * contiguously at the tail, then writes it in ascending address order, adjacent blocks in one
+     * write. Returns the handles in the order of {@code payloads}.
+     */
+    public long[] allocateBatch(List<ByteBuffer> payloads) {
+        lock.lock();
+        try {
+            ensureOpen();
+            maybeCoalesceForFragmentation();
+            long[] handles = BatchAllocator.allocate(this, payloads);
+            keepStampsNearCheckpoint();
+            return handles;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The kinds of placement PMFLF makes; see {@link #place}. */
+    enum Kind { WHOLE, SPLIT, TAIL }
+
+    record Placement(Kind kind, FreeBlock block, long addr, long size) {}
+
+    /** PMFLF's allocation strategy (§2.4.1) for a block of {@code size} bytes, or null. */
+    private Placement place(long size) {
+        int list = lists.listOf(size);
+        long waste = opt.acceptableWaste();
+        if (lists.isQuick(list)) {
+            FreeBlock b = lists.quickHead(list);
+            if (b != null) {
+                return new Placement(Kind.WHOLE, b, b.addr, b.size);
+            }
+            if (tailFits(size)) {
+                return new Placement(Kind.TAIL, null, tail, size);
+            }
+            return searchFrom(list + 1, size, waste);
+        }
+        Placement p = searchList(list, size, waste);
+        if (p != null) {
+            return p;
+        }
+        if (tailFits(size)) {
+            return new Placement(Kind.TAIL, null, tail, size);
+        }
+        return searchFrom(list + 1, size, waste);
+    }
+
+    private Placement searchFrom(int fromList, long size, long waste) {
+        for (int l = fromList; l < lists.listCount(); l++) {
+            Placement p = searchList(l, size, waste);
+            if (p != null) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /** Smallest usable block of list {@code l}: whole if it wastes at most {@code w}, else split. */
+    private Placement searchList(int l, long size, long waste) {
+        FreeBlock b = lists.smallestAtLeast(l, size, c -> c.size <= size + waste || canSplit(c));
+        if (b == null) {
+            return null;
+        }
+        return b.size <= size + waste ? new Placement(Kind.WHOLE, b, b.addr, b.size)
+                : new Placement(Kind.SPLIT, b, b.addr, size);
+    }
+
+    boolean tailFits(long size) {
+        return tail <= end - size;
+    }
+
+    boolean canSplit(FreeBlock b) {
+        return b.stamp <= durableStamp;
+    }
+
+    private long write(Placement p, ByteBuffer payload) {
+        int len = payload.remaining();
+        switch (p.kind) {
+            case WHOLE: {
+                takeFromLists(p.block);
+                ByteBuffer buf = ByteBuffer.allocate(8 + len);
+                BlockHeader.putStatus(buf, 0, true, len);
+                buf.position(8);
+                buf.put(payload.duplicate());
+                buf.flip();
+                dev.write(p.addr + BlockHeader.STATUS_OFFSET, buf);
+                return handle(p.addr, p.block.size);
+            }
+            case SPLIT: {
+                FreeBlock b = p.block;
+                takeFromLists(b);
+                knowHeader(b);
+                long rem = b.size - p.size;
+                long s = ++stamp;
+                ByteBuffer buf = ByteBuffer.allocate((int) p.size + BlockHeader.SIZE);
+                BlockHeader.put(buf, 0, code, p.size, s, rem, listIdForSplitPart(b, p.size), true, len,
+                        method == StorageMethod.TS ? 0 : b.next, grain);
+                buf.position(BlockHeader.SIZE);
+                buf.put(payload.duplicate());
+                FreeBlock r = newFreeExtent(b.addr + p.size, rem, s);
+                putHeaderOf(buf, (int) p.size, r, false, 0);
+                buf.clear();
+                dev.write(p.addr, buf);
+                lists.add(r);
+                return handle(p.addr, p.size);
+            }
+            case TAIL: {
+                long s = ++stamp;
+                ByteBuffer buf = ByteBuffer.allocate((int) p.size);
+                FreeBlock nb = newFreeExtent(tail, p.size, s);
+                putHeaderOf(buf, 0, nb, true, len);
+                buf.position(BlockHeader.SIZE);
+                buf.put(payload.duplicate());
+                buf.clear();
+                dev.write(p.addr, buf);
+                advanceTail(p.size);
+                return handle(p.addr, p.size);
+            }
+            default:
+                throw new AssertionError(p.kind);
+        }
+    }
+
+    /**
+     * A new extent (a split remainder or a tail block) with its list id and next pointer set as the
+     * storage method wants them. For PL the block is pushed on its disk list; for PFL a free one is
+     * pushed on its free list by the caller through {@link #lists}.
+     */
+    FreeBlock newFreeExtent(long addr, long size, long s) {
+        switch (method) {
+            case PL: {
+                int c = lists.listOf(size);
+                FreeBlock b = new FreeBlock(addr, size, s, c, plHeads[c]);
+                plHeads[c] = addr;
+                headsDirty = true;
+                return b;
+            }
+            case PFL:
+                return new FreeBlock(addr, size, s, lists.listOf(size), 0);
+            default:
+                return new FreeBlock(addr, size, s, BlockHeader.NO_LIST, 0);
+        }
+    }
+
+    /** Header of extent {@code b} into {@code buf} at {@code at}; a free PFL block is pushed on its chain first. */
+    void putHeaderOf(ByteBuffer buf, int at, FreeBlock b, boolean allocated, int len) {
+        if (!allocated && method == StorageMethod.PFL) {
+            chainPush(b);
+        }
+        BlockHeader.put(buf, at, code, b.size, b.stamp, 0, b.listId, allocated, len, b.next, grain);
+    }
+
+    /** PL keeps a split block on the disk list it was created on; PFL files it by its new size. */
+    int listIdForSplitPart(FreeBlock b, long newSize) {
+        switch (method) {
+            case PL:
+                return b.listId;
+            case PFL:
+                return lists.listOf(newSize);
+            default:
+                return BlockHeader.NO_LIST;
+        }
+    }
+
+    /** PL splits rewrite the whole header, so they need the block's list id and next pointer. */
+    void knowHeader(FreeBlock b) {
+        if (method != StorageMethod.PL || b.listId >= 0) {
+            return;
+        }
+        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
+        dev.read(b.addr, hb);
+        BlockHeader h = BlockHeader.decode(hb, 0, code, grain);
+        if (h == null || h.size != b.size) {
+            throw new CorruptStoreException("expected a free block header of size " + b.size + " at offset " + b.addr
+                    + " in " + dev.name() + ", found " + (h == null ? "an invalid header" : "size " + h.size), b.addr);
+        }
+        b.listIdKnown(h.listId, h.next);
+    }
+
+    void takeFromLists(FreeBlock b) {
+        lists.remove(b);
+        if (method == StorageMethod.PFL) {
+            chainUnlink(b);
+        }
+    }
+
+    void advanceTail(long size) {
+        tail += size;
+        highWater = Math.max(highWater, tail);
+        tailAllocsSinceCheckpoint++;
+    }
+
+    void account(long blockSize, long payloadLength) {
+        allocatedBytes += blockSize;
+        requestedBytes += BlockHeader.SIZE + payloadLength;
+        allocatedCount++;
+    }
+
+    // ---------------------------------------------------------------- PFL chains
+
+    void chainPush(FreeBlock b) {
+        FreeBlock head = chainHeads[b.listId];
+        b.chainPrev = null;
+        b.chainNext = head;
+        if (head != null) {
+            head.chainPrev = b;
+        }
+        chainHeads[b.listId] = b;
+        b.next = head == null ? 0 : head.addr;
+        headsDirty = true;
+    }
+
+    /** Unlinks {@code b} from its PFL chain; from the middle this rewrites the predecessor's next pointer. */
+    void chainUnlink(FreeBlock b) {
+        FreeBlock prev = b.chainPrev;
+        FreeBlock next = b.chainNext;
+        if (next != null) {
+            next.chainPrev = prev;
+        }
+        if (prev == null) {
+            chainHeads[b.listId] = next;
+            headsDirty = true;
+        } else {
+            prev.chainNext = next;
+            prev.next = next == null ? 0 : next.addr;
+            ByteBuffer nb = ByteBuffer.allocate(8).putLong(0, prev.next);
+            dev.write(prev.addr + BlockHeader.NEXT_OFFSET, nb);
+        }
+        b.chainPrev = null;
+        b.chainNext = null;
+    }
+
+    // ---------------------------------------------------------------- free, read, rewrite
+
+    /**
+     * Frees a block: one write. TS and PL flip the status byte; PFL also links the block at the
+     * head of its free list, in the same write.
+     */
+    public void free(long handle) {
+        long addr = address(handle);
+        long size = blockSize(handle);
+        lock.lock();
+        try {
+            ensureOpen();
+            checkHandle(handle);
+            FreeBlock b;
+            if (method == StorageMethod.PFL) {
+                b = new FreeBlock(addr, size, stamp, lists.listOf(size), 0);
+                chainPush(b);
+                ByteBuffer buf = ByteBuffer.allocate(9);
+                buf.putLong(0, b.next).put(8, BlockHeader.FREE);
+                dev.write(addr + BlockHeader.NEXT_OFFSET, buf);
+            } else {
+                // The extent header may not be durable yet; the stamp keeps it from being split before a sync.
+                b = new FreeBlock(addr, size, stamp, method == StorageMethod.PL ? -1 : BlockHeader.NO_LIST, 0);
+                ByteBuffer buf = ByteBuffer.allocate(1).put(0, BlockHeader.FREE);
+                dev.write(addr + BlockHeader.STATUS_OFFSET, buf);
+            }
+            lists.add(b);
+            double ratio = allocatedBytes == 0 ? 1.0 : (double) requestedBytes / allocatedBytes;
+            allocatedBytes -= size;
+            requestedBytes = Math.max(0, requestedBytes - Math.round(size * ratio));
+            allocatedCount--;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Reads a block's payload: one device read of header and data, header checked. */
+    public ByteBuffer read(long handle) {
+        ensureOpen();
+        long addr = address(handle);
+        long size = blockSize(handle);
+        ByteBuffer buf = ByteBuffer.allocate(Math.toIntExact(size));
+        dev.read(addr, buf);
+        BlockHeader h = BlockHeader.decode(buf, 0, code, grain);
+        if (h == null || !h.allocated || h.size != size) {
+            throw new CorruptStoreException("expected an allocated block header of size " + size + " at offset " + addr
+                    + " in " + dev.name() + ", found " + describe(h), addr);
+        }
+        return buf.limit(BlockHeader.SIZE + h.length).position(BlockHeader.SIZE).slice();
+    }
+
+    static String describe(BlockHeader h) {
+        return h == null ? "no valid header (code bytes, checksum or status wrong)"
+                : (h.allocated ? "an allocated" : "a free") + " block of size " + h.size;
+    }
+
+    /** Rewrites a block's payload in place if it fits: one write. Returns false, writing nothing, if not. */
+    public boolean rewrite(long handle, ByteBuffer payload) {
+        ensureOpen();
+        int len = payload.remaining();
+        if (BlockHeader.SIZE + (long) len > blockSize(handle)) {
+            return false;
+        }
+        ByteBuffer buf = ByteBuffer.allocate(8 + len);
+        BlockHeader.putStatus(buf, 0, true, len);
+        buf.position(8);
+        buf.put(payload.duplicate());
+        buf.flip();
+        dev.write(address(handle) + BlockHeader.STATUS_OFFSET, buf);
+        return true;
+    }
+
+    /** Writes {@code src} into a block's payload at {@code offset}, within its current length. */
+    public void writeAt(long handle, long offset, ByteBuffer src) {
+        ensureOpen();
+        if (offset < 0 || BlockHeader.SIZE + offset + src.remaining() > blockSize(handle)) {
+            throw new IllegalArgumentException("write of " + src.remaining() + " bytes at payload offset " + offset
+                    + " overruns the block of " + blockSize(handle) + " bytes at " + address(handle));
+        }
+        dev.write(address(handle) + BlockHeader.SIZE + offset, src);
+    }
+
+    /** Reads {@code dst.remaining()} payload bytes at {@code offset} without checking the header. */
+    public void readAt(long handle, long offset, ByteBuffer dst) {
+        ensureOpen();
+        if (offset < 0 || BlockHeader.SIZE + offset + dst.remaining() > blockSize(handle)) {
+            throw new IllegalArgumentException("read of " + dst.remaining() + " bytes at payload offset " + offset
+                    + " overruns the block of " + blockSize(handle) + " bytes at " + address(handle));
+        }
+        dev.read(address(handle) + BlockHeader.SIZE + offset, dst);
+    }
+
+    private void checkHandle(long handle) {
+        long addr = address(handle);
+        long size = blockSize(handle);
+        if (addr < start || addr % grain != 0 || size == 0 || addr + size > tail) {
+            throw new IllegalArgumentException("handle " + Long.toHexString(handle) + " (block at " + addr + " of " + size
+                    + " bytes) is not a block of the heap [" + start + ", " + tail + ")");
+        }
+    }
+
+    // ---------------------------------------------------------------- sync, checkpoint, coalescing
+
+    /**
+     * Makes every write made so far durable. Afterwards the blocks created so far may be split,
+     * and the checkpoint (tail, stamp, list heads) is brought up to date, becoming durable at the
+     * next sync: it only ever names blocks that are already durable.
+     */
+    public void sync() {
+        lock.lock();
+        try {
+            ensureOpen();
+            long issued = stamp;
+            long checkpointed = writtenCheckpointStamp;
+            dev.sync();
+            durableStamp = issued;
+            durableCheckpointStamp = checkpointed;
+            if ((method != StorageMethod.TS && headsDirty) || tailAllocsSinceCheckpoint >= TAIL_CHECKPOINT_EVERY) {
+                writeCheckpoint();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void writeCheckpoint() {
+        long[] heads;
+        if (method == StorageMethod.PL) {
+            heads = plHeads.clone();
+        } else if (method == StorageMethod.PFL) {
+            heads = new long[chainHeads.length];
+            for (int i = 0; i < heads.length; i++) {
+                heads[i] = chainHeads[i] == null ? 0 : chainHeads[i].addr;
+            }
+        } else {
+            heads = new long[0];
+        }
+        new Checkpoint(checkpointSeq++, tail, stamp, heads).write(dev, opt.heapOffset());
+        writtenCheckpointStamp = stamp;
+        checkpointedTail = tail;
+        headsDirty = false;
+        tailAllocsSinceCheckpoint = 0;
+    }
+
+    /**
+     * Recovery believes headers past the tail checkpoint if their stamp is above the checkpoint's,
+     * and after a crash restarts stamps {@link HeapRecovery#STAMP_GAP} above what it saw. That is
+     * sound while no write on disk carries a stamp more than the gap above the durable checkpoint,
+     * which this keeps true by checkpointing (two syncs) long before the gap could be reached.
+     */
+    private void keepStampsNearCheckpoint() {
+        if (stamp - durableCheckpointStamp > HeapRecovery.STAMP_GAP / 4) {
+            sync();
+            writeCheckpoint();
+            sync();
+        }
+    }
+
+    /** Runs deferred coalescing when external fragmentation passes the configured threshold. */
+    private void maybeCoalesceForFragmentation() {
+        long used = tail - start;
+        if (allocatedBytes > 0 && lists.freeBytes() > 2 * freeAfterCoalesce + 64L * grain
+                && (double) used / allocatedBytes > opt.coalesceThreshold()) {
+            Coalescer.coalesce(this);
+            freeAfterCoalesce = lists.freeBytes();
+        }
+    }
+
+    /** Coalesces all adjacent free blocks now (deferred coalescing, run on demand). */
+    public void coalesce() {
+        lock.lock();
+        try {
+            ensureOpen();
+            Coalescer.coalesce(this);
+            freeAfterCoalesce = lists.freeBytes();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- inspection
+
+    public HeapStats stats() {
+        lock.lock();
+        try {
+            return new HeapStats(allocatedCount, allocatedBytes, requestedBytes, lists.freeCount(), lists.freeBytes(),
+                    tail, tail - start, highWater - start, end - start, coalesces);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Reads every header and checks the heap's invariants (see {@code HeapVerifier}); throws
+     * {@link CorruptStoreException} naming the first violation.
+     */
+    public VerifyReport verify() {
+        ensureOpen();
+        return HeapVerifier.verify(this);
+    }
+
+    public RecoveryReport recoveryReport() {
+        return report;
+    }
+
+    /** Visits every allocated block by scanning the headers from the heap start to the tail. */
+    public void forEachAllocated(BlockVisitor visitor) {
+        ensureOpen();
+        long limit;
+        lock.lock();
+        try {
+            limit = tail;
+        } finally {
+            lock.unlock();
+        }
+        HeaderScanner scanner = new HeaderScanner(this);
+        scanner.scan(start, limit, (addr, h) -> {
+            if (h.allocated) {
+                visitor.visit(handle(addr, h.size), h.length);
+            }
+        });
+    }
+
+    /** Callback of {@link #forEachAllocated}. */
+    @FunctionalInterface
+    public interface BlockVisitor {
+        void visit(long handle, int length);
+    }
+
+    /** Where a clean shutdown left the snapshot of the free lists; recorded by the caller in the superblock. */
+    public record SnapshotRef(long offset, long length) {}
+
+    /**
+     * Clean shutdown: writes a snapshot of the in-memory state past the tail, syncs, and returns
+     * where it is, or null when there is no room for it (the next open then recovers by the
+     * method's own means). The heap is closed afterwards; the device is not.
+     */
+    public SnapshotRef shutdown() {
+        lock.lock();
+        try {
+            if (closed) {
+                return null;
+            }
+            SnapshotRef ref = Snapshot.write(this);
+            dev.sync();
+            closed = true;
+            return ref;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Closes without a snapshot (as a crash would leave it, but with every write synced). */
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (!closed) {
+                dev.sync();
+                closed = true;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void ensureOpen() {
+        if (closed) {
+            throw new StoreClosedException("the heap of " + dev.name() + " is closed");
+        }
+    }
+
+    public BlockDevice device() {
+        return dev;
+    }
+
+    public StorageMethod method() {
+        return method;
+    }
+
+    public int grain() {
+        return grain;
+    }
+
+    /** Address of the first block. */
+    public long firstBlock() {
+        return start;
+    }
+
+    /** Current tail: the first byte never allocated since the last coalescing. */
+    public long tail() {
+        lock.lock();
+        try {
+            return tail;
+        } finally {
+            lock.unlock();
+        }
+    }
+}

@@ -1,0 +1,205 @@
+package org.htod.core.alloc;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.htod.core.CorruptStoreException;
+import org.htod.core.container.StorageMethod;
+
+/**
+ * Rebuilds a heap's in-memory state on open: from the clean-shutdown snapshot when there is one,
+ * otherwise by the storage method's own recovery.
+ *
+ * <ul>
+ *   <li>TS: scan every header from the first block to the tail checkpoint, then walk past it
+ *       (paper §2.1, Fig. 7).
+ *   <li>PL: follow the disk lists from their checkpointed heads; every block on them is free or
+ *       allocated, the free ones go on the in-memory lists (§2.2). Blocks created after the
+ *       checkpoint and not past the tail are not seen: they are leaked until the next coalescing.
+ *   <li>PFL: follow the disk free lists and drop the blocks on them that are allocated (§2.3).
+ *       Blocks freed after the checkpoint are leaked until the next coalescing.
+ * </ul>
+ *
+ * PL and PFL fall back to the TS scan when a list is inconsistent (an invalid header, a block in
+ * two places); the report says so and why.
+ */
+final class HeapRecovery {
+    /** Stamps jump by this after a crash, past any stamp a lost write might have left on disk. */
+    static final long STAMP_GAP = 1L << 32;
+
+    private HeapRecovery() {}
+
+    static void run(Heap h, Heap.SnapshotRef snapshot) {
+        long t0 = System.nanoTime();
+        String fallback = null;
+        Checkpoint cp = Checkpoint.read(h.dev, h.opt.heapOffset());
+        if (cp == null) {
+            throw new CorruptStoreException("no valid heap checkpoint in " + h.dev.name() + ": expected magic HTODCKPT and a"
+                    + " matching CRC32C at offset " + h.opt.heapOffset() + " or " + (h.opt.heapOffset() + Checkpoint.COPY_SIZE),
+                    h.opt.heapOffset());
+        }
+        h.checkpointSeq = cp.sequence + 1;
+        h.writtenCheckpointStamp = cp.stamp;
+        h.durableCheckpointStamp = cp.stamp;
+        if (snapshot != null) {
+            try {
+                Snapshot.read(h, snapshot);
+                h.report = new RecoveryReport("snapshot", Duration.ofNanos(System.nanoTime() - t0), 0, snapshot.length(),
+                        h.lists.freeCount(), 0, 0, 0, null);
+                return;
+            } catch (CorruptStoreException e) {
+                fallback = "the snapshot was unreadable: " + e.getMessage();
+                reset(h);
+            }
+        }
+        Result r = null;
+        if (h.method != StorageMethod.TS) {
+            try {
+                r = lists(h, cp);
+            } catch (ListsInconsistent e) {
+                fallback = e.getMessage();
+                reset(h);
+            }
+        }
+        if (r == null) {
+            r = scan(h, cp);
+        }
+        h.stamp = Math.max(h.stamp, cp.stamp) + STAMP_GAP;
+        h.durableStamp = h.stamp;
+        h.highWater = Math.max(h.highWater, h.tail);
+        if (h.method != StorageMethod.TS) {
+            Coalescer.relink(h, r.path.equals("scan"));
+        }
+        h.writeCheckpoint();
+        h.dev.sync();
+        h.durableCheckpointStamp = h.writtenCheckpointStamp;
+        h.report = new RecoveryReport(r.path, Duration.ofNanos(System.nanoTime() - t0), r.headersRead, r.bytesRead,
+                h.lists.freeCount(), r.skipped, r.repaired, r.tailBlocks, fallback);
+    }
+
+    private record Result(String path, long headersRead, long bytesRead, long skipped, long repaired, long tailBlocks) {}
+
+    private static final class ListsInconsistent extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        ListsInconsistent(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private static void reset(Heap h) {
+        h.lists.clear();
+        java.util.Arrays.fill(h.chainHeads, null);
+        java.util.Arrays.fill(h.plHeads, 0);
+        h.tail = h.start;
+        h.stamp = 0;
+        h.allocatedBytes = 0;
+        h.requestedBytes = 0;
+        h.allocatedCount = 0;
+    }
+
+    /** TS recovery, and the fallback of the other two: every header, then the walk past the tail checkpoint. */
+    private static Result scan(Heap h, Checkpoint cp) {
+        HeaderScanner s = new HeaderScanner(h);
+        s.repair = true;
+        long[] maxStamp = {0};
+        HeaderScanner.Visitor v = (addr, hd) -> {
+            maxStamp[0] = Math.max(maxStamp[0], hd.stamp);
+            if (hd.allocated) {
+                h.account(hd.size, hd.length);
+            } else {
+                h.lists.add(new FreeBlock(addr, hd.size, hd.stamp, hd.listId, hd.next));
+            }
+        };
+        long cpTail = Math.max(h.start, Math.min(cp.tail, h.end));
+        s.scan(h.start, cpTail, v);
+        long before = s.headersRead;
+        h.tail = s.walkTail(cpTail, cp.stamp, v);
+        h.stamp = maxStamp[0];
+        return new Result("scan", s.headersRead, s.bytesRead, 0, s.repaired, s.headersRead - before);
+    }
+
+    /** PL/PFL recovery from the disk lists, then the walk past the tail checkpoint. */
+    private static Result lists(Heap h, Checkpoint cp) throws ListsInconsistent {
+        if (cp.heads.length != h.lists.listCount()) {
+            throw new ListsInconsistent("the checkpoint holds " + cp.heads.length + " list heads, expected "
+                    + h.lists.listCount());
+        }
+        HeaderScanner s = new HeaderScanner(h);
+        Set<Long> seen = new HashSet<>();
+        List<FreeBlock> found = new ArrayList<>();
+        long skipped = 0;
+        long maxStamp = 0;
+        long allocatedOnLists = 0;
+        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
+        for (int list = 0; list < cp.heads.length; list++) {
+            long pos = cp.heads[list];
+            while (pos != 0 && seen.add(pos)) {
+                if (pos < h.start || pos >= cp.tail || pos % h.grain != 0) {
+                    throw new ListsInconsistent("list " + list + " points to offset " + pos + ", outside the blocks ["
+                            + h.start + ", " + cp.tail + ")");
+                }
+                hb.clear();
+                h.dev.read(pos, hb);
+                s.headersRead++;
+                s.bytesRead += BlockHeader.SIZE;
+                BlockHeader hd = BlockHeader.decode(hb, 0, h.code, h.grain);
+                if (hd == null) {
+                    throw new ListsInconsistent("list " + list + " reaches offset " + pos + ", where no valid header is");
+                }
+                if (h.method == StorageMethod.PL && hd.listId != list) {
+                    throw new ListsInconsistent("block at " + pos + " on disk list " + list + " says it belongs to list "
+                            + hd.listId);
+                }
+                maxStamp = Math.max(maxStamp, hd.stamp);
+                if (hd.allocated) {
+                    skipped++;
+                    allocatedOnLists += hd.size;
+                    if (h.method == StorageMethod.PL) {
+                        h.account(hd.size, hd.length);
+                    }
+                } else {
+                    found.add(new FreeBlock(pos, hd.size, hd.stamp, hd.listId, hd.next));
+                }
+                pos = hd.next;
+            }
+            if (h.method == StorageMethod.PL) {
+                h.plHeads[list] = cp.heads[list];
+            }
+        }
+        long[] walkStamp = {maxStamp};
+        long[] walked = {0};
+        long cpTail = Math.max(h.start, Math.min(cp.tail, h.end));
+        h.tail = s.walkTail(cpTail, cp.stamp, (addr, hd) -> {
+            walked[0]++;
+            walkStamp[0] = Math.max(walkStamp[0], hd.stamp);
+            if (hd.allocated) {
+                h.account(hd.size, hd.length);
+            } else if (seen.add(addr)) {
+                found.add(new FreeBlock(addr, hd.size, hd.stamp, hd.listId, hd.next));
+            }
+        });
+        found.sort(Comparator.comparingLong(b -> b.addr));
+        long prevEnd = h.start;
+        for (FreeBlock b : found) {
+            if (b.addr < prevEnd || b.addr + b.size > h.tail) {
+                throw new ListsInconsistent("free block at " + b.addr + " of " + b.size + " bytes overlaps another block"
+                        + " or the tail at " + h.tail);
+            }
+            prevEnd = b.addr + b.size;
+            h.lists.add(b);
+        }
+        if (h.method == StorageMethod.PFL) {
+            // Only the free blocks are known; whatever is not free below the tail counts as allocated.
+            h.allocatedBytes = h.tail - h.start - h.lists.freeBytes();
+            h.requestedBytes = h.allocatedBytes;
+            h.allocatedCount = 0;
+        }
+        h.stamp = walkStamp[0];
+        return new Result("lists", s.headersRead, s.bytesRead, skipped, 0, walked[0]);
+    }
+}

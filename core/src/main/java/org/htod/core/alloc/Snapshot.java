@@ -1,0 +1,133 @@
+package org.htod.core.alloc;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+import org.htod.core.CorruptStoreException;
+import org.htod.core.container.StorageMethod;
+
+/**
+ * The clean-shutdown snapshot of a heap's in-memory state, written past the tail so that the
+ * next open reads one region instead of the heap (paper §2.1, last paragraphs). Its place is
+ * recorded in the superblock; the first allocation after reopening may overwrite it.
+ *
+ * <pre>
+ *  0  8  magic           "HTODSNAP"
+ *  8  8  length          bytes of the whole snapshot, CRC included
+ * 16  8  tail
+ * 24  8  stamp           last creation stamp issued
+ * 32  8  highWater
+ * 40  8  allocatedBytes
+ * 48  8  requestedBytes
+ * 56  8  allocatedCount
+ * 64  8  coalesces
+ * 72  4  lists           number of PL list heads that follow (0 for TS and PFL)
+ * 76  8  freeCount
+ * 84     heads           lists × 8: PL disk list heads
+ *        free blocks     freeCount × 36: addr 8, size 8, stamp 8, next 8, listId 4;
+ *                        for PFL in chain order, list by list, so the chains are rebuilt exactly
+ * end-4  4  crc32c       of everything before it
+ * </pre>
+ */
+final class Snapshot {
+    static final long MAGIC = 0x48544F44534E4150L; // "HTODSNAP"
+    private static final int FIXED = 84;
+    private static final int PER_BLOCK = 36;
+
+    private Snapshot() {}
+
+    static Heap.SnapshotRef write(Heap h) {
+        List<FreeBlock> blocks = ordered(h);
+        long len = FIXED + 8L * h.plHeads.length + (long) PER_BLOCK * blocks.size() + 4;
+        if (len > Integer.MAX_VALUE - 64 || h.tail > h.end - len) {
+            return null;
+        }
+        ByteBuffer b = ByteBuffer.allocate((int) len);
+        b.putLong(MAGIC).putLong(len).putLong(h.tail).putLong(h.stamp).putLong(h.highWater).putLong(h.allocatedBytes)
+                .putLong(h.requestedBytes).putLong(h.allocatedCount).putLong(h.coalesces).putInt(h.plHeads.length)
+                .putLong(blocks.size());
+        for (long head : h.plHeads) {
+            b.putLong(head);
+        }
+        for (FreeBlock f : blocks) {
+            b.putLong(f.addr).putLong(f.size).putLong(f.stamp).putLong(f.next).putInt(f.listId);
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(b.array(), 0, b.position());
+        b.putInt((int) crc.getValue());
+        b.flip();
+        h.dev.write(h.tail, b);
+        return new Heap.SnapshotRef(h.tail, len);
+    }
+
+    private static List<FreeBlock> ordered(Heap h) {
+        if (h.method != StorageMethod.PFL) {
+            return h.lists.all();
+        }
+        List<FreeBlock> out = new ArrayList<>();
+        for (FreeBlock head : h.chainHeads) {
+            for (FreeBlock f = head; f != null; f = f.chainNext) {
+                out.add(f);
+            }
+        }
+        return out;
+    }
+
+    static void read(Heap h, Heap.SnapshotRef ref) {
+        String where = "snapshot at offset " + ref.offset() + " in " + h.dev.name();
+        if (ref.length() < FIXED + 4 || ref.length() > Integer.MAX_VALUE - 64 || ref.offset() < h.start
+                || ref.offset() + ref.length() > h.dev.size()) {
+            throw new CorruptStoreException(where + ": length " + ref.length() + " does not fit the device", ref.offset());
+        }
+        ByteBuffer b = ByteBuffer.allocate((int) ref.length());
+        h.dev.read(ref.offset(), b);
+        b.flip();
+        CRC32C crc = new CRC32C();
+        crc.update(b.array(), 0, b.limit() - 4);
+        int found = b.getInt(b.limit() - 4);
+        if (b.getLong(0) != MAGIC || b.getLong(8) != ref.length() || found != (int) crc.getValue()) {
+            throw new CorruptStoreException(where + ": expected magic HTODSNAP, length " + ref.length() + " and CRC32C "
+                    + Integer.toHexString((int) crc.getValue()) + ", found magic " + Long.toHexString(b.getLong(0))
+                    + ", length " + b.getLong(8) + ", CRC32C " + Integer.toHexString(found), ref.offset());
+        }
+        b.position(16);
+        h.tail = b.getLong();
+        h.stamp = b.getLong();
+        h.durableStamp = h.stamp;
+        h.highWater = b.getLong();
+        h.allocatedBytes = b.getLong();
+        h.requestedBytes = b.getLong();
+        h.allocatedCount = b.getLong();
+        h.coalesces = b.getLong();
+        int lists = b.getInt();
+        long count = b.getLong();
+        if (lists != h.plHeads.length || count < 0 || FIXED + 8L * lists + PER_BLOCK * count + 4 != ref.length()) {
+            throw new CorruptStoreException(where + ": expected " + h.plHeads.length + " list heads and a length matching "
+                    + count + " blocks, found " + lists + " heads in " + ref.length() + " bytes", ref.offset());
+        }
+        for (int i = 0; i < lists; i++) {
+            h.plHeads[i] = b.getLong();
+        }
+        FreeBlock[] chainTails = new FreeBlock[h.chainHeads.length];
+        for (long i = 0; i < count; i++) {
+            FreeBlock f = new FreeBlock(b.getLong(), b.getLong(), b.getLong(), 0, b.getLong());
+            f.listId = b.getInt();
+            h.lists.add(f);
+            if (h.method == StorageMethod.PFL) {
+                appendToChain(h, chainTails, f);
+            }
+        }
+    }
+
+    private static void appendToChain(Heap h, FreeBlock[] tails, FreeBlock f) {
+        FreeBlock last = tails[f.listId];
+        if (last == null) {
+            h.chainHeads[f.listId] = f;
+        } else {
+            last.chainNext = f;
+            f.chainPrev = last;
+        }
+        tails[f.listId] = f;
+    }
+}
