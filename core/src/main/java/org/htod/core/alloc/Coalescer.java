@@ -20,6 +20,9 @@ final class Coalescer {
     static void coalesce(Heap h) {
         h.dev.sync();
         h.durableStamp = h.stamp;
+        if (h.method != StorageMethod.TS) {
+            reclaimByScan(h);
+        }
         List<FreeBlock> free = h.lists.all();
         free.sort(Comparator.comparingLong(b -> b.addr));
         h.lists.clear();
@@ -61,6 +64,25 @@ final class Coalescer {
         h.writeCheckpoint();
         h.dev.sync();
         h.durableStamp = h.stamp;
+    }
+
+    /**
+     * PL and PFL lose track of some free blocks in a crash (paper §2.2, §2.3); the scan that
+     * coalescing makes anyway finds them again, and makes the space counters exact.
+     */
+    private static void reclaimByScan(Heap h) {
+        h.lists.clear();
+        Arrays.fill(h.chainHeads, null);
+        h.allocatedBytes = 0;
+        h.requestedBytes = 0;
+        h.allocatedCount = 0;
+        new HeaderScanner(h).scan(h.start, h.tail, (addr, hd) -> {
+            if (hd.allocated) {
+                h.account(hd.size, hd.length);
+            } else {
+                h.lists.add(new FreeBlock(addr, hd.size, hd.stamp, hd.listId, hd.next));
+            }
+        });
     }
 
     /**
