@@ -275,8 +275,7 @@ public record Superblock(
             String found = describeBytes(b, MAGIC_OFFSET, MAGIC_BYTES.length);
             // Only the magic is wrong in a record whose framing is ours: damage, not a stranger.
             if (version == FORMAT_VERSION && length == RECORD_LENGTH && b.getInt(SLOT_SIZE_OFFSET) == SLOT_SIZE) {
-                throw new CorruptStoreException(where + "expected magic " + MAGIC + " at offset " + slotOffset
-                        + ", found " + found, slotOffset);
+                throw new CorruptStoreException(where + "expected magic " + MAGIC + ", found " + found, slotOffset);
             }
             throw new NotAStoreException(storeName + " is not an htod store: expected magic " + MAGIC
                     + " at offset " + slotOffset + ", found " + found);
