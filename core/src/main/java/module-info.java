@@ -2,4 +2,5 @@
 module org.htod.core {
     exports org.htod.core;
     exports org.htod.core.device;
+    exports org.htod.core.container;
 }
