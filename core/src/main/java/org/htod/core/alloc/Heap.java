@@ -113,6 +113,25 @@ public final class Heap implements AutoCloseable {
         return h;
     }
 
+    /**
+     * Whether the heap region of {@code dev} was ever formatted: false only when its checkpoint
+     * area is absent or all zeros, as a creation interrupted before the heap leaves it. A damaged
+     * checkpoint counts as formatted, so that opening reports it instead of formatting over data.
+     */
+    public static boolean isFormatted(BlockDevice dev, HeapOptions opt) {
+        if (dev.size() < opt.heapOffset() + Checkpoint.AREA_SIZE) {
+            return false;
+        }
+        ByteBuffer area = ByteBuffer.allocate(Checkpoint.AREA_SIZE);
+        dev.read(opt.heapOffset(), area);
+        for (int i = 0; i < area.capacity(); i++) {
+            if (area.get(i) != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     // ---------------------------------------------------------------- handles
 
     public long address(long handle) {

@@ -15,7 +15,7 @@ public final class MemoryDevice implements BlockDevice {
     private static final int CHUNK_SHIFT = 16;
     private static final int CHUNK_SIZE = 1 << CHUNK_SHIFT;
 
-    private final ConcurrentHashMap<Long, byte[]> chunks = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, byte[]> chunks;
     private final long capacity;
     private final int sectorSize;
     private final String name;
@@ -27,12 +27,26 @@ public final class MemoryDevice implements BlockDevice {
     }
 
     public MemoryDevice(long capacity, int sectorSize) {
+        this(new ConcurrentHashMap<>(), 0, capacity, sectorSize);
+    }
+
+    private MemoryDevice(ConcurrentHashMap<Long, byte[]> chunks, long size, long capacity, int sectorSize) {
         if (sectorSize <= 0 || Integer.bitCount(sectorSize) != 1) {
             throw new IllegalArgumentException("sector size must be a power of two, got " + sectorSize);
         }
+        this.chunks = chunks;
+        this.size = size;
         this.capacity = capacity;
         this.sectorSize = sectorSize;
         this.name = "memory device@" + Integer.toHexString(System.identityHashCode(this));
+    }
+
+    /**
+     * A new, open device over the same bytes, as reopening a file gives after closing it. Meant for
+     * a closed device: using both at once is not synchronised beyond what one device does.
+     */
+    public MemoryDevice reopen() {
+        return new MemoryDevice(chunks, size, capacity, sectorSize);
     }
 
     @Override
