@@ -456,6 +456,29 @@ public final class Heap implements AutoCloseable {
         }
     }
 
+    /**
+     * The handle of the allocated block that starts at {@code address}, read from its header:
+     * how a structure whose address alone is recorded (the superblock's root catalog) is named
+     * again. One read of the 48-byte header.
+     *
+     * @throws CorruptStoreException if no allocated block starts there
+     */
+    public long handleAt(long address) {
+        ensureOpen();
+        if (address < start || address % grain != 0 || address >= end) {
+            throw new CorruptStoreException("expected a block at offset " + address + " in " + dev.name()
+                    + ", but it is not a grain boundary inside the heap [" + start + ", " + end + ")", address);
+        }
+        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
+        dev.read(address, hb);
+        BlockHeader h = BlockHeader.decode(hb, 0, code, grain);
+        if (h == null || !h.allocated) {
+            throw new CorruptStoreException("expected an allocated block header at offset " + address + " in "
+                    + dev.name() + ", found " + describe(h), address);
+        }
+        return handle(address, h.size);
+    }
+
     /** Reads a block's payload: one device read of header and data, header checked. */
     public ByteBuffer read(long handle) {
         ensureOpen();

@@ -84,14 +84,20 @@ public final class Storage implements AutoCloseable {
         return heap.recoveryReport();
     }
 
-    /** Handle of the root catalog block, 0 if none. */
+    /**
+     * Handle of the root catalog block, 0 if none. The superblock records the block's address (an
+     * offset in the heap region, as its format requires); the handle is rebuilt from the header
+     * found there.
+     */
     public long rootCatalog() {
-        return container.superblock().rootCatalog();
+        long address = container.superblock().rootCatalog();
+        return address == 0 ? 0 : heap.handleAt(address);
     }
 
-    /** Points the superblock at a new root catalog; synced before it returns. */
+    /** Points the superblock at a new root catalog (0 for none); synced before it returns. */
     public void setRootCatalog(long handle) {
-        container.update(s -> s.withRootCatalog(handle));
+        long address = handle == 0 ? 0 : heap.address(handle);
+        container.update(s -> s.withRootCatalog(address));
     }
 
     /** Clean shutdown: heap snapshot, then the superblock marked clean; closes the device. */

@@ -45,6 +45,7 @@ class StorageTest {
         assertFalse(s.superblock().clean(), "an open store is marked not clean on disk");
         assertEquals(0, s.superblock().snapshotLength(), "the snapshot is forgotten once the store is open");
         assertEquals(a, s.rootCatalog());
+        assertEquals(s.heap().address(a), s.superblock().rootCatalog(), "the superblock holds the block's address");
         assertEquals("alpha", text(s.heap().read(a)));
         assertEquals("beta", text(s.heap().read(b)));
         s.close();
