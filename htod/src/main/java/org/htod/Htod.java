@@ -1,0 +1,163 @@
+package org.htod;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import org.htod.core.NotAStoreException;
+import org.htod.core.container.ContainerConfig;
+import org.htod.core.device.BlockDevice;
+import org.htod.core.storage.Storage;
+import org.htod.table.HashtableOnDisk;
+import org.htod.table.TableStore;
+
+/**
+ * Entry point: {@code Htod.builder(device).durability(Durability.SYNC).open()} gives an {@link
+ * HtodStore}, whose {@link HtodStore#map maps} are persistent {@code ConcurrentMap}s.
+ *
+ * <p>The storage options (method, grain, quick lists, acceptable waste, OBA threshold, log and
+ * heap size) are fixed when the store is created and read from it afterwards; giving them when
+ * opening an existing store has no effect. The others (durability, sync interval, clock) apply
+ * to each opening.
+ */
+public final class Htod {
+    /** Largest key, in encoded bytes. */
+    public static final int MAX_KEY_BYTES = HashtableOnDisk.MAX_KEY;
+    /** Largest value, in encoded bytes: 256 MiB. */
+    public static final int MAX_VALUE_BYTES = HashtableOnDisk.MAX_VALUE;
+
+    private Htod() {}
+
+    /**
+     * A builder for a store on {@code device}. The store owns the device: closing the store closes
+     * it.
+     */
+    public static Builder builder(BlockDevice device) {
+        return new Builder(Objects.requireNonNull(device, "device"));
+    }
+
+    /** Options of a store; each setter checks its value at once. */
+    public static final class Builder {
+        private final BlockDevice device;
+        private final ContainerConfig.Builder container = ContainerConfig.builder();
+        private Durability durability = Durability.SYNC;
+        private Duration syncInterval = Duration.ofSeconds(1);
+        private boolean createIfMissing = true;
+        private Clock clock = Clock.systemUTC();
+        private int loadPermille = HashtableOnDisk.DEFAULT_LOAD_PERMILLE;
+
+        private Builder(BlockDevice device) {
+            this.device = device;
+        }
+
+        /** Heap storage method of a new store; default TS. */
+        public Builder storageMethod(StorageMethod method) {
+            container.storageMethod(Objects.requireNonNull(method, "method").core);
+            return this;
+        }
+
+        /** Allocation unit of a new store's heap in bytes: a multiple of 64; default 512. */
+        public Builder grain(int bytes) {
+            container.grain(bytes);
+            return this;
+        }
+
+        /** Quick lists of a new store (sizes grain .. maxQuickList * grain); default 75. */
+        public Builder maxQuickList(int lists) {
+            container.maxQuickList(lists);
+            return this;
+        }
+
+        /** Bytes a free block may exceed a request by and still be used whole; default 2000. */
+        public Builder acceptableWaste(int bytes) {
+            container.acceptableWaste(bytes);
+            return this;
+        }
+
+        /** Smallest free block batch allocation (OBA, used by putAll) places entries into; default 8192. */
+        public Builder obaThreshold(int bytes) {
+            container.obaThreshold(bytes);
+            return this;
+        }
+
+        /** Bytes of a new store's log region (a multiple of 4096, or 0); default 16 MiB. */
+        public Builder logSize(long bytes) {
+            container.logSize(bytes);
+            return this;
+        }
+
+        /** Bytes a new store's heap may grow to; by default the device's room, or 1 TiB on a file. */
+        public Builder heapCapacity(long bytes) {
+            container.heapCapacity(bytes);
+            return this;
+        }
+
+        /** When writes are durable; default {@link Durability#SYNC}. */
+        public Builder durability(Durability durability) {
+            this.durability = Objects.requireNonNull(durability, "durability");
+            return this;
+        }
+
+        /** How often {@link Durability#ASYNC} syncs; default 1 second. */
+        public Builder syncInterval(Duration interval) {
+            if (interval.isNegative() || interval.isZero()) {
+                throw new IllegalArgumentException("syncInterval must be positive, found " + interval);
+            }
+            this.syncInterval = interval;
+            return this;
+        }
+
+        /** Whether {@link #open()} formats an empty device; default true. */
+        public Builder createIfMissing(boolean create) {
+            this.createIfMissing = create;
+            return this;
+        }
+
+        /**
+         * Entries per bucket above which a map's table doubles, for maps created from now on;
+         * default 0.75. Lower means shorter chains (fewer reads per lookup) and a larger bucket
+         * array (8 bytes a bucket).
+         */
+        public Builder loadFactor(double entriesPerBucket) {
+            if (!(entriesPerBucket >= 0.1 && entriesPerBucket <= 10)) {
+                throw new IllegalArgumentException("loadFactor must be between 0.1 and 10, found " + entriesPerBucket);
+            }
+            this.loadPermille = (int) Math.round(entriesPerBucket * 1000);
+            return this;
+        }
+
+        /** The clock entry expiry is measured by; default the system clock. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Opens the store, creating it if the device is empty and {@link #createIfMissing} allows,
+         * and recovering it if it was not closed cleanly ({@link HtodStore#recoveryReport()}).
+         *
+         * @throws NotAStoreException if the device is empty and creation is off, or holds something else
+         */
+        public HtodStore open() {
+            ContainerConfig cfg = container.build();
+            Storage storage;
+            if (device.size() == 0) {
+                if (!createIfMissing) {
+                    throw new NotAStoreException(device.name() + " is empty and createIfMissing is off");
+                }
+                storage = Storage.create(device, cfg);
+            } else {
+                storage = Storage.open(device);
+            }
+            TableStore tables;
+            try {
+                Clock c = clock;
+                tables = TableStore.open(storage, durability == Durability.SYNC, c::millis, loadPermille);
+            } catch (RuntimeException e) {
+                // Not storage.close(): that would mark the store clean and skip the tables' recovery next time.
+                device.close();
+                throw e;
+            }
+            return new HtodStore(tables, durability, syncInterval, clock);
+        }
+    }
+}

@@ -1,0 +1,191 @@
+package org.htod.table;
+
+import java.nio.ByteBuffer;
+import java.util.zip.CRC32C;
+import java.util.function.LongConsumer;
+import org.htod.core.CorruptStoreException;
+import org.htod.core.alloc.Heap;
+
+/**
+ * A bucket array: {@code bucketCount} 8-byte slots, each the handle of the first entry of a
+ * chain (0 for an empty bucket), split over segments of at most {@link #MAX_SEGMENT_SLOTS} slots
+ * so that no single block, and no buffer in memory, has to hold a large table's whole array. A
+ * directory block names the segments.
+ *
+ * <p>Directory payload (immutable, written once by the allocation that creates it):
+ *
+ * <pre>
+ *  0   8  magic         "HTODBDIR"
+ *  8   8  bucketCount   a power of two, at least MIN_BUCKETS
+ * 16   4  segmentShift  log2 of the slots per segment
+ * 20   4  segmentCount  bucketCount >> segmentShift
+ * 24  8s  segments      handle of each segment, in bucket order
+ * 24+8s 4 crc32c        CRC32C of bytes 0 .. 24+8s-1
+ * </pre>
+ *
+ * <p>Segment payload: {@code 1 << segmentShift} slots of 8 bytes, slot {@code i} at offset {@code
+ * 8 i}. Written as zeros when allocated, then updated in place one slot at a time (or a run of
+ * slots during a doubling). A slot sits at an 8-byte aligned offset (payloads start 48 bytes into
+ * a block aligned to 64), so a slot write never straddles a sector and a crash leaves a slot old
+ * or new, never torn. Slots carry no checksum; a slot is validated as a handle when followed.
+ */
+final class BucketArray {
+    static final long MAGIC = 0x48544f4442444952L; // "HTODBDIR"
+    static final int MAGIC_OFFSET = 0;
+    static final int BUCKET_COUNT_OFFSET = 8;
+    static final int SEGMENT_SHIFT_OFFSET = 16;
+    static final int SEGMENT_COUNT_OFFSET = 20;
+    static final int SEGMENTS_OFFSET = 24;
+
+    static final int MAX_SEGMENT_SHIFT = 16;
+    static final int MAX_SEGMENT_SLOTS = 1 << MAX_SEGMENT_SHIFT;
+    /** Smallest array; also the number of lock stripes, which must not exceed it. */
+    static final int MIN_BUCKETS = 64;
+
+    final long directory;
+    final long bucketCount;
+    final int shift;
+    final long[] segments;
+
+    private BucketArray(long directory, long bucketCount, int shift, long[] segments) {
+        this.directory = directory;
+        this.bucketCount = bucketCount;
+        this.shift = shift;
+        this.segments = segments;
+    }
+
+    /** Allocates a zeroed array of {@code buckets} slots: its segments, then its directory. */
+    static BucketArray allocate(Heap heap, long buckets) {
+        if (buckets < MIN_BUCKETS || Long.bitCount(buckets) != 1) {
+            throw new IllegalArgumentException("bucket count must be a power of two of at least " + MIN_BUCKETS
+                    + ", found " + buckets);
+        }
+        int shift = Math.min(MAX_SEGMENT_SHIFT, Long.numberOfTrailingZeros(buckets));
+        int count = Math.toIntExact(buckets >>> shift);
+        long[] segs = new long[count];
+        ByteBuffer zeros = ByteBuffer.allocate(8 << shift);
+        try {
+            for (int i = 0; i < count; i++) {
+                segs[i] = heap.allocate(zeros.duplicate());
+            }
+            ByteBuffer d = ByteBuffer.allocate(SEGMENTS_OFFSET + 8 * count + 4);
+            d.putLong(MAGIC_OFFSET, MAGIC);
+            d.putLong(BUCKET_COUNT_OFFSET, buckets);
+            d.putInt(SEGMENT_SHIFT_OFFSET, shift);
+            d.putInt(SEGMENT_COUNT_OFFSET, count);
+            for (int i = 0; i < count; i++) {
+                d.putLong(SEGMENTS_OFFSET + 8 * i, segs[i]);
+            }
+            d.putInt(SEGMENTS_OFFSET + 8 * count, crc(d, SEGMENTS_OFFSET + 8 * count));
+            long dir = heap.allocate(d);
+            return new BucketArray(dir, buckets, shift, segs);
+        } catch (RuntimeException e) {
+            for (long s : segs) {
+                if (s != 0) {
+                    heap.free(s);
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** Reads the directory block {@code dir}. */
+    static BucketArray load(Heap heap, long dir) {
+        ByteBuffer d = heap.read(dir);
+        long at = heap.address(dir);
+        if (d.remaining() < SEGMENTS_OFFSET + 4 || d.getLong(MAGIC_OFFSET) != MAGIC) {
+            throw new CorruptStoreException("expected a bucket directory (magic HTODBDIR) in the block at offset " + at
+                    + " of " + heap.device().name() + ", found " + d.remaining() + " bytes starting 0x"
+                    + (d.remaining() >= 8 ? Long.toHexString(d.getLong(0)) : "(short)"), at);
+        }
+        long buckets = d.getLong(BUCKET_COUNT_OFFSET);
+        int shift = d.getInt(SEGMENT_SHIFT_OFFSET);
+        int count = d.getInt(SEGMENT_COUNT_OFFSET);
+        if (buckets < MIN_BUCKETS || Long.bitCount(buckets) != 1 || shift < 0 || shift > MAX_SEGMENT_SHIFT
+                || count < 1 || (long) count << shift != buckets || d.remaining() < SEGMENTS_OFFSET + 8L * count + 4) {
+            throw new CorruptStoreException("bucket directory at offset " + at + " of " + heap.device().name()
+                    + ": expected a power-of-two bucket count split in whole segments, found " + buckets + " buckets, "
+                    + count + " segments of 2^" + shift, at);
+        }
+        int end = SEGMENTS_OFFSET + 8 * count;
+        int stored = d.getInt(end);
+        int actual = crc(d, end);
+        if (stored != actual) {
+            throw new CorruptStoreException("bucket directory at offset " + at + " of " + heap.device().name()
+                    + ": expected CRC32C 0x" + Integer.toHexString(actual) + ", found 0x" + Integer.toHexString(stored), at);
+        }
+        long[] segs = new long[count];
+        for (int i = 0; i < count; i++) {
+            segs[i] = d.getLong(SEGMENTS_OFFSET + 8 * i);
+        }
+        return new BucketArray(dir, buckets, shift, segs);
+    }
+
+    private static int crc(ByteBuffer d, int end) {
+        CRC32C c = new CRC32C();
+        ByteBuffer x = d.duplicate();
+        x.position(0).limit(end);
+        c.update(x);
+        return (int) c.getValue();
+    }
+
+    long mask() {
+        return bucketCount - 1;
+    }
+
+    private long segment(long bucket) {
+        return segments[(int) (bucket >>> shift)];
+    }
+
+    private long offsetIn(long bucket) {
+        return (bucket & ((1L << shift) - 1)) << 3;
+    }
+
+    /** The handle in slot {@code bucket}: one 8-byte read. */
+    long get(Heap heap, long bucket) {
+        ByteBuffer b = ByteBuffer.allocate(8);
+        heap.readAt(segment(bucket), offsetIn(bucket), b);
+        return b.getLong(0);
+    }
+
+    /** Writes slot {@code bucket}: one aligned 8-byte write. */
+    void set(Heap heap, long bucket, long handle) {
+        heap.writeAt(segment(bucket), offsetIn(bucket), ByteBuffer.allocate(8).putLong(0, handle));
+    }
+
+    /** Reads {@code count} slots from {@code first} on, which must lie in one segment. */
+    long[] getRun(Heap heap, long first, int count) {
+        ByteBuffer b = ByteBuffer.allocate(8 * count);
+        heap.readAt(segment(first), offsetIn(first), b);
+        long[] out = new long[count];
+        b.clear().asLongBuffer().get(out);
+        return out;
+    }
+
+    /** Writes {@code values} to the slots from {@code first} on, which must lie in one segment: one write. */
+    void setRun(Heap heap, long first, long[] values) {
+        ByteBuffer b = ByteBuffer.allocate(8 * values.length);
+        b.asLongBuffer().put(values);
+        heap.writeAt(segment(first), offsetIn(first), b);
+    }
+
+    /** Slots per segment: runs of slots passed to {@link #getRun} and {@link #setRun} stay within this. */
+    int segmentSlots() {
+        return 1 << shift;
+    }
+
+    /** Every block of the array: the directory and the segments. */
+    void forEachBlock(LongConsumer c) {
+        c.accept(directory);
+        for (long s : segments) {
+            c.accept(s);
+        }
+    }
+
+    void free(Heap heap) {
+        for (long s : segments) {
+            heap.free(s);
+        }
+        heap.free(directory);
+    }
+}

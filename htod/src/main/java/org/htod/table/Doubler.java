@@ -1,0 +1,231 @@
+package org.htod.table;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Hashing by doubling, restartable (core paper §3): a table of {@code n} buckets grows to
+ * {@code 2n}, bucket {@code b}'s chain splitting into buckets {@code b} and {@code b + n} of the
+ * new array by bit {@code n} of each entry's hash. Entries are not copied: they are relinked, by
+ * rewriting their {@code next} fields in place.
+ *
+ * <ol>
+ *   <li><b>Start.</b> Allocate the new array (zeros) and sync; write the header with {@code
+ *       newArray} set and {@code moved = 0}.
+ *   <li><b>A batch</b> of old buckets {@code [from, from + k)}, every writer lock held:
+ *       <ol type="a">
+ *         <li>If blocks wait to be freed, sync, which frees them.
+ *         <li>Point new slots {@code b} and {@code b + n} at the first entry of each class in the
+ *             old chain. The old chain is untouched, so each new slot reaches a superset of its
+ *             class through it. Sync: the slots, and the frees of step a, are durable.
+ *         <li>Header: {@code moved = from + k}, {@code unzipFrom = from}. Sync. From now on the
+ *             new array is the truth for these buckets, and readers are switched to it.
+ *         <li>Unzip, with readers held off: walking each old chain in order, point every entry's
+ *             {@code next} at the next entry of its own class (or 0). Sync.
+ *         <li>Header: {@code unzipFrom = moved}. Sync. Only then may writers touch the batch.
+ *       </ol>
+ *   <li><b>Finish.</b> Header: the new array in use, no doubling. Sync. Free the old array.
+ * </ol>
+ *
+ * <p>A crash anywhere leaves a table that opens with every entry. Before the header of step c is
+ * durable, the old chains are intact and the header still sends every reader of these buckets to
+ * them. After it, the new slots reach every entry of the batch, except that a crash during the
+ * unzip, whose writes may land in any subset, can cut entries out of both chains. Recovery
+ * therefore relinks the buckets {@code [unzipFrom, moved)} from the entries their chains still
+ * reach plus the unreachable entries of this table that hash there (see {@link TableRecovery}).
+ * Those can only be entries cut out by the unzip: no writer runs while the range is open (from
+ * the header of step c to that of step e), and every block of the table unlinked before the batch
+ * was freed durably by step b's sync.
+ *
+ * <p>Readers are held up only during step d (no sync inside but the last); writers wait for a
+ * batch, never for the whole doubling. A batch costs up to five syncs, and a doubling makes about
+ * 256 batches at most, so the syncs per doubling stay bounded whatever the table size.
+ */
+final class Doubler {
+    private Doubler() {}
+
+    /** Old buckets moved per batch: about 1/256 of the table, 1024 to 16384 (and within one segment). */
+    static int batchSize(Shape s) {
+        long k = Math.max(1024, Math.min(16384, s.n() / 256));
+        k = Math.min(k, s.n());
+        // A power of two within one segment of the old array, hence batch starts are multiples of
+        // it and the runs of new slots [from, from + k) and [from + n, from + n + k) each lie in one
+        // segment of the new array too.
+        k = Math.min(k, s.array.segmentSlots());
+        return (int) k;
+    }
+
+    static void run(HashtableOnDisk t) {
+        if (!start(t)) {
+            return;
+        }
+        while (batch(t)) {
+            // one batch per lock hold, so that writers get in between batches
+        }
+    }
+
+    /** Begins a doubling if none is under way and one is due; returns whether one is under way now. */
+    private static boolean start(HashtableOnDisk t) {
+        Shape s = t.shape;
+        if (s.doubling()) {
+            return true;
+        }
+        if (!t.overLoaded(s)) {
+            return false;
+        }
+        BucketArray next = BucketArray.allocate(t.heap, 2 * s.n());
+        t.gate.sync(); // the new array is durable before the header names it
+        t.lockAllWriters();
+        try {
+            if (t.isClosed() || t.shape != s) {
+                t.heap.free(next.directory);
+                for (long seg : next.segments) {
+                    t.heap.free(seg);
+                }
+                return false;
+            }
+            Shape d = new Shape(s.array, next, 0, 0);
+            t.writeHeader(d, t.count.get());
+            t.lockAllViews();
+            try {
+                t.shape = d;
+            } finally {
+                t.unlockAllViews();
+            }
+            return true;
+        } finally {
+            t.unlockAllWriters();
+        }
+    }
+
+    /** Moves one batch, or finishes; returns whether there is more to do. */
+    private static boolean batch(HashtableOnDisk t) {
+        t.lockAllWriters();
+        try {
+            Shape s = t.shape;
+            if (t.isClosed() || !s.doubling()) {
+                return false;
+            }
+            long n = s.n();
+            if (s.moved >= n) {
+                finish(t, s);
+                return false;
+            }
+            long from = s.moved;
+            int k = (int) Math.min(batchSize(s), n - from);
+            if (t.gate.retiredCount() > 0) {
+                t.gate.sync(); // a: frees whatever waits, so that step b's sync makes the frees durable
+            }
+            // b. first entry of each class, read from the intact old chains
+            long[] firsts = s.array.getRun(t.heap, from, k);
+            List<long[]> chains = new ArrayList<>(k); // per bucket: handles, hashes, next fields
+            long[] lo = new long[k];
+            long[] hi = new long[k];
+            for (int i = 0; i < k; i++) {
+                long[] chain = readChain(t, firsts[i]);
+                chains.add(chain);
+                int len = chain.length / 3;
+                for (int j = 0; j < len; j++) {
+                    long handle = chain[j];
+                    boolean high = (chain[len + j] & n) != 0;
+                    if (high && hi[i] == 0) {
+                        hi[i] = handle;
+                    } else if (!high && lo[i] == 0) {
+                        lo[i] = handle;
+                    }
+                }
+            }
+            s.next.setRun(t.heap, from, lo);
+            s.next.setRun(t.heap, from + n, hi);
+            t.gate.sync();
+            // c. the batch is moved, durably
+            Shape moved = new Shape(s.array, s.next, from + k, from);
+            t.writeHeader(moved, t.count.get());
+            t.gate.sync();
+            // d. unzip, with readers held off
+            t.lockAllViews();
+            try {
+                t.shape = moved;
+                for (int i = 0; i < k; i++) {
+                    unzip(t, chains.get(i), n);
+                }
+            } finally {
+                t.unlockAllViews();
+            }
+            t.gate.sync();
+            // e. the batch's chains are exact: close the range before writers may touch it
+            Shape closed = new Shape(s.array, s.next, from + k, from + k);
+            t.writeHeader(closed, t.count.get());
+            t.gate.sync();
+            t.shape = closed; // readers see no difference: same arrays, same progress
+            return true;
+        } finally {
+            t.unlockAllWriters();
+        }
+    }
+
+    /** Handles, hashes and next fields of the chain from {@code first}, as one array of three parts. */
+    static long[] readChain(HashtableOnDisk t, long first) {
+        List<long[]> items = new ArrayList<>();
+        long cur = first;
+        long limit = t.count.get() + 1024;
+        while (cur != 0) {
+            ByteBuffer p = headBytes(t, cur);
+            Entries.Head h = t.head(p, cur);
+            items.add(new long[] {cur, h.hash, h.next});
+            cur = h.next;
+            if (items.size() > limit) {
+                throw t.corrupt(first, "a chain of at most " + limit + " entries", "a longer one, or a cycle");
+            }
+        }
+        int len = items.size();
+        long[] out = new long[3 * len];
+        for (int j = 0; j < len; j++) {
+            out[j] = items.get(j)[0];
+            out[len + j] = items.get(j)[1];
+            out[2 * len + j] = items.get(j)[2];
+        }
+        return out;
+    }
+
+    /** Reads the fixed fields of an entry only: 48 bytes. */
+    static ByteBuffer headBytes(HashtableOnDisk t, long handle) {
+        t.checkLink(handle);
+        ByteBuffer b = ByteBuffer.allocate(Entries.KEY_OFFSET);
+        t.heap.readAt(handle, 0, b);
+        return b.clear();
+    }
+
+    /** Points each entry of the chain at the next entry of its own class, in chain order. */
+    private static void unzip(HashtableOnDisk t, long[] chain, long n) {
+        int len = chain.length / 3;
+        for (int j = 0; j < len; j++) {
+            boolean high = (chain[len + j] & n) != 0;
+            long target = 0;
+            for (int x = j + 1; x < len; x++) {
+                if (((chain[len + x] & n) != 0) == high) {
+                    target = chain[x];
+                    break;
+                }
+            }
+            if (chain[2 * len + j] != target) {
+                t.writeNext(chain[j], target);
+            }
+        }
+    }
+
+    /** All old buckets moved: switch the header to the new array, then free the old one. */
+    private static void finish(HashtableOnDisk t, Shape s) {
+        Shape done = new Shape(s.next);
+        t.writeHeader(done, t.count.get());
+        t.gate.sync();
+        t.lockAllViews();
+        try {
+            t.shape = done;
+        } finally {
+            t.unlockAllViews();
+        }
+        s.array.free(t.heap);
+    }
+}

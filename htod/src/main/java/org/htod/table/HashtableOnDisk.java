@@ -1,0 +1,704 @@
+package org.htod.table;
+
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongSupplier;
+import org.htod.core.CorruptStoreException;
+import org.htod.core.StoreClosedException;
+import org.htod.core.alloc.Heap;
+
+/**
+ * A hashtable on disk (the core paper's HTOD): a header, a bucket array of entry handles, and
+ * per bucket a chain of entries, each a heap block; hashing by doubling, restartable.
+ *
+ * <h2>Write order (direct mode)</h2>
+ *
+ * Every link (a bucket slot or an entry's {@code next}) that is durable points at an entry that
+ * is durable, allocated and whole. Three rules keep it so across any crash:
+ *
+ * <ol>
+ *   <li>A new entry is written complete (its {@code next} already the successor it will have),
+ *       then synced, and only then linked, by one aligned 8-byte write of the slot or of the
+ *       predecessor's {@code next}. The sync between is what keeps a crash from making the link
+ *       durable without the entry, which would lose the rest of the chain behind it.
+ *   <li>An entry that a replacement or removal unlinks is freed only after a sync that started
+ *       after the unlinking write ({@link SyncGate#retire}), so that no durable link ever points
+ *       at a block the allocator may reuse.
+ *   <li>With {@code syncEachWrite} (durability SYNC), the link is synced before the operation
+ *       returns; without it, it becomes durable at the next sync of any kind.
+ * </ol>
+ *
+ * <h2>Concurrency</h2>
+ *
+ * Keys are spread over {@value #STRIPES} stripes by the low bits of their hash; the bucket array
+ * never has fewer buckets than stripes, so a bucket, in the old array or the new one during a
+ * doubling, belongs to exactly one stripe. Each stripe has a writer lock, held by one writer
+ * through its whole operation (syncs included), and a view lock: readers take its read side, and
+ * writers take its write side only around the writes that change what readers see (a link and
+ * the count). Readers therefore never block each other and wait for a writer only for the length
+ * of a link write. Writers of different stripes run in parallel; the heap serialises allocation.
+ * The doubler takes every writer lock for one batch of buckets at a time, and every view lock
+ * only while it publishes the batch.
+ */
+public final class HashtableOnDisk implements TableReader, TableWriter {
+    static final int STRIPES = BucketArray.MIN_BUCKETS;
+    /** Doubling starts when entries exceed this share of the buckets: 0.75. */
+    public static final int DEFAULT_LOAD_PERMILLE = 750;
+    /** Bytes of the heap's block header before each payload (see the heap block header in FORMAT.md). */
+    static final int BLOCK_HEADER = 48;
+    /** Largest key of an entry, in bytes. */
+    public static final int MAX_KEY = Entries.MAX_KEY;
+    /** Largest value of an entry, in bytes. */
+    public static final int MAX_VALUE = Entries.MAX_VALUE;
+
+    final Heap heap;
+    final SyncGate gate;
+    final long header;
+    final long tableId;
+    final String name;
+    final int loadPermille;
+    private final boolean syncEachWrite;
+    final LongSupplier clock;
+    volatile Shape shape;
+    final AtomicLong count;
+    final ReentrantLock[] writers = new ReentrantLock[STRIPES];
+    final ReentrantReadWriteLock[] views = new ReentrantReadWriteLock[STRIPES];
+    final ReentrantLock doubling = new ReentrantLock();
+    private final Object headerLock = new Object();
+    private long headerSequence;
+    private long countInHeader;
+    private volatile boolean closed;
+
+    private HashtableOnDisk(Heap heap, SyncGate gate, long header, TableHeader.State st, Shape shape, String name,
+            boolean syncEachWrite, LongSupplier clock) {
+        this.heap = heap;
+        this.gate = gate;
+        this.header = header;
+        this.tableId = st.tableId();
+        this.loadPermille = st.loadPermille();
+        this.headerSequence = st.sequence();
+        this.count = new AtomicLong(st.entryCount());
+        this.countInHeader = st.entryCount();
+        this.shape = shape;
+        this.name = name;
+        this.syncEachWrite = syncEachWrite;
+        this.clock = clock;
+        for (int i = 0; i < STRIPES; i++) {
+            writers[i] = new ReentrantLock();
+            views[i] = new ReentrantReadWriteLock();
+        }
+    }
+
+    /**
+     * Writes a new, empty table (bucket array and header) and returns its header handle. Nothing
+     * refers to it yet; the caller syncs before linking it anywhere.
+     */
+    static long create(Heap heap, int loadPermille) {
+        if (loadPermille < 100 || loadPermille > 10_000) {
+            throw new IllegalArgumentException("load factor must be between 0.1 and 10, found " + loadPermille / 1000.0);
+        }
+        BucketArray a = BucketArray.allocate(heap, BucketArray.MIN_BUCKETS);
+        long id;
+        SecureRandom r = new SecureRandom();
+        do {
+            id = r.nextLong();
+        } while (id == 0);
+        return TableHeader.create(heap, new TableHeader.State(1, id, a.directory, 0, loadPermille, 0, 0, 0));
+    }
+
+    /** Opens the table whose header block is {@code header}. */
+    static HashtableOnDisk open(Heap heap, SyncGate gate, long header, String name, boolean syncEachWrite,
+            LongSupplier clock) {
+        TableHeader.State st = TableHeader.read(heap, header);
+        BucketArray a = BucketArray.load(heap, st.array());
+        Shape shape;
+        if (st.doubling()) {
+            BucketArray next = BucketArray.load(heap, st.newArray());
+            if (next.bucketCount != 2 * a.bucketCount || st.moved() > a.bucketCount || st.unzipFrom() > st.moved()
+                    || st.unzipFrom() < 0) {
+                long at = heap.address(header);
+                throw new CorruptStoreException("table '" + name + "' header at offset " + at + " of "
+                        + heap.device().name() + ": expected a doubling from " + a.bucketCount + " to "
+                        + 2 * a.bucketCount + " buckets with 0 <= unzipFrom <= moved <= " + a.bucketCount + ", found "
+                        + next.bucketCount + " buckets, unzipFrom " + st.unzipFrom() + ", moved " + st.moved(), at);
+            }
+            shape = new Shape(a, next, st.moved(), st.unzipFrom());
+        } else {
+            shape = new Shape(a);
+        }
+        if (st.loadPermille() < 100 || st.loadPermille() > 10_000 || st.entryCount() < 0) {
+            long at = heap.address(header);
+            throw new CorruptStoreException("table '" + name + "' header at offset " + at + " of " + heap.device().name()
+                    + ": expected a load factor of 0.1..10 and a non-negative count, found " + st.loadPermille() / 1000.0
+                    + " and " + st.entryCount(), at);
+        }
+        return new HashtableOnDisk(heap, gate, header, st, shape, name, syncEachWrite, clock);
+    }
+
+    static int stripe(long hash) {
+        return (int) (hash & (STRIPES - 1));
+    }
+
+    // ------------------------------------------------------------------ reading entries
+
+    CorruptStoreException corrupt(long handle, String expected, String found) {
+        long at = heap.address(handle);
+        return new CorruptStoreException("table '" + name + "': expected " + expected + " in the block at offset " + at
+                + " of " + heap.device().name() + ", found " + found, at);
+    }
+
+    /** A link is followed only if it names a block that can be an entry of this heap. */
+    void checkLink(long handle) {
+        long at = heap.address(handle);
+        long size = heap.blockSize(handle);
+        if (at < heap.firstBlock() || size < BLOCK_HEADER + Entries.OVERHEAD || at + size > heap.device().size()) {
+            throw new CorruptStoreException("table '" + name + "': a chain link holds 0x" + Long.toHexString(handle)
+                    + ", which names no possible entry block (offset " + at + ", " + size + " bytes) in "
+                    + heap.device().name(), at);
+        }
+    }
+
+    /** Reads the first bytes of an entry: the fixed fields and, usually, key and value. */
+    ByteBuffer prefix(long handle) {
+        checkLink(handle);
+        int len = (int) Math.min(heap.blockSize(handle) - BLOCK_HEADER, Entries.PREFIX);
+        ByteBuffer b = ByteBuffer.allocate(len);
+        heap.readAt(handle, 0, b);
+        return b.clear();
+    }
+
+    Entries.Head head(ByteBuffer prefix, long handle) {
+        Entries.Head h = Entries.head(prefix, handle, this::corrupt);
+        if (h.tableId != tableId) {
+            throw corrupt(handle, "an entry of table id 0x" + Long.toHexString(tableId),
+                    "table id 0x" + Long.toHexString(h.tableId));
+        }
+        if (h.length() > heap.blockSize(handle) - BLOCK_HEADER) {
+            throw corrupt(handle, "an entry that fits its block of " + heap.blockSize(handle) + " bytes",
+                    "key and value lengths totalling " + h.length() + " bytes");
+        }
+        return h;
+    }
+
+    /** The whole entry, CRC checked: from the prefix when it holds it all, else by one more read. */
+    ByteBuffer whole(long handle, ByteBuffer prefix, Entries.Head h) {
+        ByteBuffer b = prefix;
+        if (h.length() > prefix.capacity()) {
+            b = heap.read(handle);
+            if (b.remaining() < h.length()) {
+                throw corrupt(handle, "an entry of " + h.length() + " bytes", "a block payload of " + b.remaining());
+            }
+        }
+        Entries.checkCrc(b, h, handle, this::corrupt);
+        return b;
+    }
+
+    /** The key of an entry, read without its value (and without a CRC check when it is large). */
+    byte[] keyOnly(long handle, ByteBuffer prefix, Entries.Head h) {
+        if (Entries.KEY_OFFSET + h.keyLength <= prefix.capacity()) {
+            if (h.length() <= prefix.capacity()) {
+                Entries.checkCrc(prefix, h, handle, this::corrupt);
+            }
+            return Entries.key(prefix, h);
+        }
+        ByteBuffer k = ByteBuffer.allocate(h.keyLength);
+        heap.readAt(handle, Entries.KEY_OFFSET, k);
+        return k.array();
+    }
+
+    StoredEntry decode(long handle, ByteBuffer prefix, Entries.Head h, boolean withValue) {
+        if (withValue) {
+            ByteBuffer w = whole(handle, prefix, h);
+            return new StoredEntry(handle, h.next, h.hash, h.version, h.expiry, Entries.key(w, h), Entries.value(w, h));
+        }
+        return new StoredEntry(handle, h.next, h.hash, h.version, h.expiry, keyOnly(handle, prefix, h), null);
+    }
+
+    /** Where a key is, or would be inserted, in a chain. */
+    static final class Found {
+        BucketArray array;
+        long bucket;
+        /** Slot value: the chain's first entry. */
+        long first;
+        /** Entry before {@link #entry}, 0 when it is the first. */
+        long pred;
+        StoredEntry entry;
+    }
+
+    /** Finds {@code key} in its chain; the caller holds the stripe's writer lock or view lock. */
+    Found find(Shape s, byte[] key, long hash, boolean withValue) {
+        Found f = new Found();
+        f.array = s.arrayOf(hash);
+        f.bucket = hash & f.array.mask();
+        f.first = f.array.get(heap, f.bucket);
+        long pred = 0;
+        long cur = f.first;
+        long steps = 0;
+        long limit = count.get() + 1024;
+        while (cur != 0) {
+            ByteBuffer p = prefix(cur);
+            Entries.Head h = head(p, cur);
+            if (h.hash == hash && h.keyLength == key.length) {
+                boolean inPrefix = Entries.KEY_OFFSET + h.keyLength <= p.capacity();
+                ByteBuffer kb = inPrefix ? p : whole(cur, p, h);
+                if (Entries.keyEquals(kb, h, key)) {
+                    f.pred = pred;
+                    f.entry = decode(cur, kb == p ? p : kb, h, withValue);
+                    return f;
+                }
+            }
+            pred = cur;
+            cur = h.next;
+            if (++steps > limit) {
+                throw corrupt(f.first, "a chain of at most " + limit + " entries in bucket " + f.bucket,
+                        "a longer one, or a cycle");
+            }
+        }
+        return f;
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    void ensureOpen() {
+        if (closed) {
+            throw new StoreClosedException("table '" + name + "' of " + heap.device().name() + " is closed");
+        }
+    }
+
+    @Override
+    public StoredEntry get(byte[] key) {
+        ensureOpen();
+        long hash = Hashing.hash(key);
+        StoredEntry e;
+        Lock r = views[stripe(hash)].readLock();
+        r.lock();
+        try {
+            e = find(shape, key, hash, true).entry;
+        } finally {
+            r.unlock();
+        }
+        if (e != null && e.expiredAt(clock.getAsLong())) {
+            update(key, cur -> null); // removes it if it is still expired
+            return null;
+        }
+        return e;
+    }
+
+    @Override
+    public boolean containsKey(byte[] key) {
+        ensureOpen();
+        long hash = Hashing.hash(key);
+        StoredEntry e;
+        Lock r = views[stripe(hash)].readLock();
+        r.lock();
+        try {
+            e = find(shape, key, hash, false).entry;
+        } finally {
+            r.unlock();
+        }
+        if (e != null && e.expiredAt(clock.getAsLong())) {
+            update(key, cur -> null);
+            return false;
+        }
+        return e != null;
+    }
+
+    @Override
+    public long size() {
+        ensureOpen();
+        return count.get();
+    }
+
+    @Override
+    public Iterator<StoredEntry> iterator(boolean withValues) {
+        ensureOpen();
+        return new TableCursor(this, withValues, false);
+    }
+
+    // ------------------------------------------------------------------ writes
+
+    private void link(BucketArray array, long bucket, long pred, long target) {
+        if (pred == 0) {
+            array.set(heap, bucket, target);
+        } else {
+            heap.writeAt(pred, Entries.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, target));
+        }
+    }
+
+    static void checkSizes(byte[] key, byte[] value) {
+        if (key.length > Entries.MAX_KEY || value.length > Entries.MAX_VALUE) {
+            throw new IllegalArgumentException("an entry holds a key of at most " + Entries.MAX_KEY + " bytes and a value"
+                    + " of at most " + Entries.MAX_VALUE + " bytes, found " + key.length + " and " + value.length);
+        }
+    }
+
+    @Override
+    public void update(byte[] key, Mutation mutation) {
+        ensureOpen();
+        long hash = Hashing.hash(key);
+        int st = stripe(hash);
+        boolean inserted = false;
+        writers[st].lock();
+        try {
+            ensureOpen();
+            Found f = find(shape, key, hash, true);
+            StoredEntry cur = f.entry;
+            boolean expired = cur != null && cur.expiredAt(clock.getAsLong());
+            Change c = mutation.apply(expired ? null : cur);
+            if (c == null || c.isRemove()) {
+                if (cur != null && (expired || c != null)) {
+                    unlink(st, f);
+                }
+                return;
+            }
+            checkSizes(key, c.value);
+            long version = cur != null && !expired ? cur.version + 1 : 1;
+            long next = cur != null ? cur.next : f.first;
+            long pred = cur != null ? f.pred : 0;
+            long h = heap.allocate(Entries.encode(next, tableId, hash, version, c.expiry, key, c.value));
+            gate.sync();
+            Lock w = views[st].writeLock();
+            w.lock();
+            try {
+                link(f.array, f.bucket, pred, h);
+                if (cur == null) {
+                    count.incrementAndGet();
+                }
+            } finally {
+                w.unlock();
+            }
+            if (cur != null) {
+                gate.retire(cur.handle);
+            }
+            if (syncEachWrite) {
+                gate.sync();
+            }
+            inserted = cur == null;
+        } finally {
+            writers[st].unlock();
+        }
+        if (inserted) {
+            maybeDouble();
+        }
+    }
+
+    /** Unlinks the entry {@code f} found; the caller holds the stripe's writer lock. */
+    private void unlink(int st, Found f) {
+        Lock w = views[st].writeLock();
+        w.lock();
+        try {
+            link(f.array, f.bucket, f.pred, f.entry.next);
+            count.decrementAndGet();
+        } finally {
+            w.unlock();
+        }
+        gate.retire(f.entry.handle);
+        if (syncEachWrite) {
+            gate.sync();
+        }
+    }
+
+    private static final class Item {
+        final byte[] key;
+        final byte[] value;
+        final long hash;
+
+        Item(byte[] key, byte[] value) {
+            this.key = key;
+            this.value = value;
+            this.hash = Hashing.hash(key);
+        }
+    }
+
+    @Override
+    public void putAll(List<byte[]> keys, List<byte[]> values, long expiry) {
+        ensureOpen();
+        if (keys.size() != values.size()) {
+            throw new IllegalArgumentException(keys.size() + " keys and " + values.size() + " values");
+        }
+        Map<ByteBuffer, Integer> last = new HashMap<>();
+        for (int i = 0; i < keys.size(); i++) {
+            checkSizes(keys.get(i), values.get(i));
+            last.put(ByteBuffer.wrap(keys.get(i)), i);
+        }
+        List<Item> pending = new ArrayList<>(last.size());
+        for (int i = 0; i < keys.size(); i++) {
+            if (last.get(ByteBuffer.wrap(keys.get(i))) == i) {
+                pending.add(new Item(keys.get(i), values.get(i)));
+            }
+        }
+        while (!pending.isEmpty()) {
+            pending = putRound(pending, expiry);
+            maybeDouble();
+        }
+    }
+
+    /** Writes the items of distinct buckets among {@code items}; returns the others, for the next round. */
+    private List<Item> putRound(List<Item> items, long expiry) {
+        TreeSet<Integer> stripes = new TreeSet<>();
+        for (Item it : items) {
+            stripes.add(stripe(it.hash));
+        }
+        for (int s : stripes) {
+            writers[s].lock();
+        }
+        try {
+            ensureOpen();
+            Shape s = shape;
+            Set<Long> buckets = new HashSet<>();
+            List<Item> round = new ArrayList<>();
+            List<Item> later = new ArrayList<>();
+            for (Item it : items) {
+                BucketArray a = s.arrayOf(it.hash);
+                long key = (it.hash & a.mask()) | (a == s.array ? 0 : Long.MIN_VALUE);
+                (buckets.add(key) ? round : later).add(it);
+            }
+            long now = clock.getAsLong();
+            List<Found> found = new ArrayList<>(round.size());
+            List<ByteBuffer> payloads = new ArrayList<>(round.size());
+            for (Item it : round) {
+                Found f = find(s, it.key, it.hash, false);
+                StoredEntry cur = f.entry;
+                boolean live = cur != null && !cur.expiredAt(now);
+                long version = live ? cur.version + 1 : 1;
+                long next = cur != null ? cur.next : f.first;
+                found.add(f);
+                payloads.add(Entries.encode(next, tableId, it.hash, version, expiry, it.key, it.value));
+            }
+            long[] handles = heap.allocateBatch(payloads);
+            gate.sync();
+            long added = 0;
+            for (int i = 0; i < round.size(); i++) {
+                Found f = found.get(i);
+                Lock w = views[stripe(round.get(i).hash)].writeLock();
+                w.lock();
+                try {
+                    link(f.array, f.bucket, f.entry != null ? f.pred : 0, handles[i]);
+                    if (f.entry == null) {
+                        count.incrementAndGet();
+                        added++;
+                    }
+                } finally {
+                    w.unlock();
+                }
+                if (f.entry != null) {
+                    gate.retire(f.entry.handle);
+                }
+            }
+            if (syncEachWrite && !round.isEmpty()) {
+                gate.sync();
+            }
+            return later;
+        } finally {
+            for (int s : stripes.descendingSet()) {
+                writers[s].unlock();
+            }
+        }
+    }
+
+    @Override
+    public void clear() {
+        ensureOpen();
+        lockAllWriters();
+        try {
+            ensureOpen();
+            Shape old = shape;
+            if (count.get() == 0 && !old.doubling() && old.n() == BucketArray.MIN_BUCKETS) {
+                return;
+            }
+            BucketArray fresh = BucketArray.allocate(heap, BucketArray.MIN_BUCKETS);
+            gate.sync();
+            Shape empty = new Shape(fresh);
+            writeHeader(empty, 0);
+            gate.sync();
+            lockAllViews();
+            try {
+                shape = empty;
+                count.set(0);
+            } finally {
+                unlockAllViews();
+            }
+            // Nothing durable reaches the old structure any more, and no reader can: free it all.
+            forEachChainHead(old, first -> {
+                long cur = first;
+                while (cur != 0) {
+                    ByteBuffer p = prefix(cur);
+                    long next = head(p, cur).next;
+                    heap.free(cur);
+                    cur = next;
+                }
+            });
+            old.array.free(heap);
+            if (old.next != null) {
+                old.next.free(heap);
+            }
+        } finally {
+            unlockAllWriters();
+        }
+    }
+
+    /** Calls {@code c} with the first entry of every non-empty chain of {@code s}. */
+    void forEachChainHead(Shape s, java.util.function.LongConsumer c) {
+        long n = s.n();
+        for (long b = 0; b < n; b += Math.min(n, s.array.segmentSlots())) {
+            int run = (int) Math.min(n - b, s.array.segmentSlots());
+            long[] heads = s.array.getRun(heap, b, run);
+            for (int i = 0; i < run; i++) {
+                long bucket = b + i;
+                if (s.doubling() && bucket < s.moved) {
+                    long lo = s.next.get(heap, bucket);
+                    long hi = s.next.get(heap, bucket + n);
+                    if (lo != 0) {
+                        c.accept(lo);
+                    }
+                    if (hi != 0) {
+                        c.accept(hi);
+                    }
+                } else if (heads[i] != 0) {
+                    c.accept(heads[i]);
+                }
+            }
+        }
+    }
+
+    @Override
+    public long sweepExpired() {
+        ensureOpen();
+        long removed = 0;
+        TableCursor c = new TableCursor(this, false, true);
+        while (c.hasNext()) {
+            StoredEntry e = c.next();
+            if (e.expiredAt(clock.getAsLong())) {
+                boolean[] did = {false};
+                update(e.key, cur -> {
+                    did[0] = cur == null;
+                    return null;
+                });
+                if (did[0]) {
+                    removed++;
+                }
+            }
+        }
+        return removed;
+    }
+
+    // ------------------------------------------------------------------ doubling, header, locks
+
+    /** Starts or continues a doubling when one is due and no other thread is running it. */
+    void maybeDouble() {
+        Shape s = shape;
+        if (!s.doubling() && count.get() * 1000 <= s.n() * loadPermille) {
+            return;
+        }
+        if (closed || !doubling.tryLock()) {
+            return;
+        }
+        try {
+            Doubler.run(this);
+        } finally {
+            doubling.unlock();
+        }
+    }
+
+    /** Whether the entry count calls for a doubling of {@code s}. */
+    boolean overLoaded(Shape s) {
+        return count.get() * 1000 > s.n() * loadPermille;
+    }
+
+    /** Writes the header for shape {@code s} and the current count: one write to the other slot. */
+    void writeHeader(Shape s, long entries) {
+        synchronized (headerLock) {
+            headerSequence++;
+            TableHeader.write(heap, header, new TableHeader.State(headerSequence, tableId, s.array.directory, entries,
+                    loadPermille, s.next == null ? 0 : s.next.directory, s.moved, s.unzipFrom));
+            countInHeader = entries;
+        }
+    }
+
+    /** Records the current count in the header if it changed (the caller syncs). */
+    void checkpoint() {
+        lockAllWriters();
+        try {
+            if (!closed && count.get() != countInHeader) {
+                writeHeader(shape, count.get());
+            }
+        } finally {
+            unlockAllWriters();
+        }
+    }
+
+    /** Waits for running operations, records the count, and refuses further use (the caller syncs). */
+    void close() {
+        lockAllWriters();
+        try {
+            if (!closed) {
+                if (count.get() != countInHeader) {
+                    writeHeader(shape, count.get());
+                }
+                closed = true;
+            }
+        } finally {
+            unlockAllWriters();
+        }
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    void lockAllWriters() {
+        for (ReentrantLock l : writers) {
+            l.lock();
+        }
+    }
+
+    void unlockAllWriters() {
+        for (int i = STRIPES - 1; i >= 0; i--) {
+            writers[i].unlock();
+        }
+    }
+
+    void lockAllViews() {
+        for (ReentrantReadWriteLock l : views) {
+            l.writeLock().lock();
+        }
+    }
+
+    void unlockAllViews() {
+        for (int i = STRIPES - 1; i >= 0; i--) {
+            views[i].writeLock().unlock();
+        }
+    }
+
+    void writeNext(long entry, long next) {
+        heap.writeAt(entry, Entries.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, next));
+    }
+
+    /** Header handle, for the catalog and the verifier. */
+    public long headerHandle() {
+        return header;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String toString() {
+        Shape s = shape;
+        return "table '" + name + "' (" + count.get() + " entries, " + s.n() + " buckets"
+                + (s.doubling() ? ", doubling: " + s.moved + " moved" : "") + ")";
+    }
+}

@@ -1,0 +1,310 @@
+package org.htod.table;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.htod.core.CorruptStoreException;
+import org.htod.core.alloc.Heap;
+
+/**
+ * The tables' recovery after an unclean shutdown, run when the store opens (the heap has already
+ * recovered its own structure):
+ *
+ * <ol>
+ *   <li>Walk every chain of every table from the catalog, marking every block reached (headers,
+ *       bucket arrays, entries) and counting the entries: the counts in the headers are only
+ *       trusted after a clean close.
+ *   <li>Scan the heap's allocated blocks. An unreached block is either an entry a doubling's
+ *       unzip cut out of its chain (an entry of a table that hashes into the range its header
+ *       marks as being unzipped, with a valid CRC), which is adopted back, or a leak: an entry
+ *       written but never linked, an entry unlinked whose free was lost, a bucket array or table
+ *       header never recorded. Leaks are freed.
+ *   <li>Relink the buckets of an interrupted unzip from their entries, then sync, then close the
+ *       range in the header. A doubling left under way resumes with the next write.
+ * </ol>
+ *
+ * The catalog is recovered first, on its own, so that a table whose catalog entry has to be
+ * adopted is known before the leak sweep would free its blocks.
+ */
+public final class TableRecovery {
+    private TableRecovery() {}
+
+    /** What the recovery found and did. */
+    public record Report(Duration took, int tables, long entries, long leakedBlocksFreed, long entriesRelinked,
+            long bucketsRepaired) {
+
+        @Override
+        public String toString() {
+            return "table recovery in " + took.toMillis() + " ms: " + tables + " tables, " + entries + " entries counted, "
+                    + leakedBlocksFreed + " leaked blocks freed, " + entriesRelinked + " entries relinked in "
+                    + bucketsRepaired + " buckets of an interrupted doubling";
+        }
+    }
+
+    static Report run(TableStore ts) {
+        long t0 = System.nanoTime();
+        Heap heap = ts.heap();
+        Marks marks = new Marks(heap);
+        long[] freed = {0};
+        long relinked = 0;
+        long repaired = 0;
+
+        Walk cat = walk(ts.catalog(), marks);
+        if (cat.repairing()) {
+            sweep(heap, marks, List.of(cat), false, freed);
+            relinked += cat.adopted;
+            repaired += rebuild(cat);
+        }
+        List<Walk> walks = new ArrayList<>();
+        for (Map.Entry<String, Long> e : ts.catalogEntries().entrySet()) {
+            HashtableOnDisk t = ts.tableAt(e.getKey(), e.getValue());
+            walks.add(walk(t, marks));
+        }
+        List<Walk> repairing = new ArrayList<>();
+        for (Walk w : walks) {
+            if (w.repairing()) {
+                repairing.add(w);
+            }
+        }
+        sweep(heap, marks, repairing, true, freed);
+        for (Walk w : repairing) {
+            relinked += w.adopted;
+            repaired += rebuild(w);
+        }
+        long entries = 0;
+        List<Walk> all = new ArrayList<>(walks);
+        all.add(cat);
+        for (Walk w : all) {
+            w.t.count.set(w.entries);
+            entries += w.entries;
+        }
+        ts.gate().sync();
+        for (Walk w : all) {
+            if (w.repairing()) {
+                Shape s = w.t.shape;
+                Shape closed = new Shape(s.array, s.next, s.moved, s.moved);
+                w.t.writeHeader(closed, w.t.count.get());
+                w.t.shape = closed;
+            }
+        }
+        ts.gate().sync();
+        return new Report(Duration.ofNanos(System.nanoTime() - t0), walks.size(), entries - cat.entries, freed[0],
+                relinked, repaired);
+    }
+
+    /** A store whose catalog was never recorded: every block is a leak. */
+    static void freeEverything(Heap heap) {
+        heap.forEachAllocated((handle, length) -> heap.free(handle));
+        heap.sync();
+    }
+
+    /** One table's walk: entries reached, and the chains of an interrupted unzip, to relink. */
+    static final class Walk {
+        final HashtableOnDisk t;
+        final Shape shape;
+        long entries;
+        long adopted;
+        /** Per old bucket of the unzip range: handle, hash, next of each entry reached or adopted. */
+        final Map<Long, List<long[]>> repair = new HashMap<>();
+
+        Walk(HashtableOnDisk t) {
+            this.t = t;
+            this.shape = t.shape;
+        }
+
+        boolean repairing() {
+            return shape.doubling() && shape.unzipFrom < shape.moved;
+        }
+
+        boolean inRepair(long oldBucket) {
+            return repairing() && oldBucket >= shape.unzipFrom && oldBucket < shape.moved;
+        }
+    }
+
+    static Walk walk(HashtableOnDisk t, Marks marks) {
+        Walk w = new Walk(t);
+        Shape s = w.shape;
+        marks.mark(t.header);
+        s.array.forEachBlock(marks::mark);
+        if (s.doubling()) {
+            s.next.forEachBlock(marks::mark);
+        }
+        long n = s.n();
+        int run = s.array.segmentSlots();
+        for (long b0 = 0; b0 < n; b0 += run) {
+            long[] heads = s.array.getRun(t.heap, b0, (int) Math.min(run, n - b0));
+            for (int i = 0; i < heads.length; i++) {
+                long b = b0 + i;
+                if (s.doubling() && b < s.moved) {
+                    boolean tolerant = w.inRepair(b);
+                    chain(w, marks, s.next, b, b, tolerant);
+                    chain(w, marks, s.next, b + n, b, tolerant);
+                } else {
+                    chain(w, marks, s.array, b, b, false);
+                }
+            }
+        }
+        return w;
+    }
+
+    /**
+     * Follows one chain. Outside an unzip range a chain must be exact: each entry reached once and
+     * hashing to its bucket. Inside, the two new chains of an old bucket may share a tail and hold
+     * entries of each other's class.
+     */
+    private static void chain(Walk w, Marks marks, BucketArray a, long bucket, long oldBucket, boolean tolerant) {
+        HashtableOnDisk t = w.t;
+        long first = a.get(t.heap, bucket);
+        long cur = first;
+        while (cur != 0) {
+            t.checkLink(cur);
+            if (marks.marked(cur)) {
+                if (tolerant) {
+                    return;
+                }
+                throw t.corrupt(cur, "an entry reached once, from bucket " + bucket,
+                        "it reached again: a cycle, or two chains sharing it");
+            }
+            Entries.Head h = t.head(Doubler.headBytes(t, cur), cur);
+            if (!tolerant && (h.hash & a.mask()) != bucket) {
+                throw t.corrupt(cur, "an entry hashing to bucket " + bucket + " of " + a.bucketCount,
+                        "hash 0x" + Long.toHexString(h.hash) + ", bucket " + (h.hash & a.mask()));
+            }
+            marks.mark(cur);
+            w.entries++;
+            if (tolerant) {
+                w.repair.computeIfAbsent(oldBucket, k -> new ArrayList<>()).add(new long[] {cur, h.hash, h.next});
+            }
+            cur = h.next;
+        }
+    }
+
+    /**
+     * Visits every allocated block not marked: adopts the entries of an unzip range among them
+     * into their walk, and frees the others if {@code freeRest}.
+     */
+    private static void sweep(Heap heap, Marks marks, List<Walk> repairing, boolean freeRest, long[] freed) {
+        Map<Long, Walk> byId = new HashMap<>();
+        for (Walk w : repairing) {
+            byId.put(w.t.tableId, w);
+        }
+        heap.forEachAllocated((handle, length) -> {
+            if (marks.marked(handle)) {
+                return;
+            }
+            if (length >= Entries.OVERHEAD && !byId.isEmpty() && adopt(byId, marks, handle)) {
+                return;
+            }
+            if (freeRest) {
+                heap.free(handle);
+                freed[0]++;
+            }
+        });
+    }
+
+    private static boolean adopt(Map<Long, Walk> byId, Marks marks, long handle) {
+        Walk any = byId.values().iterator().next();
+        ByteBuffer hb = Doubler.headBytes(any.t, handle);
+        Walk w = byId.get(hb.getLong(Entries.TABLE_ID_OFFSET));
+        if (w == null) {
+            return false;
+        }
+        HashtableOnDisk t = w.t;
+        Entries.Head h;
+        try {
+            h = t.head(hb, handle);
+            t.whole(handle, t.prefix(handle), h);
+        } catch (CorruptStoreException e) {
+            return false; // not a whole entry of this table: a leak like any other
+        }
+        long oldBucket = h.hash & w.shape.array.mask();
+        if (!w.inRepair(oldBucket)) {
+            return false;
+        }
+        marks.mark(handle);
+        w.entries++;
+        w.adopted++;
+        w.repair.computeIfAbsent(oldBucket, k -> new ArrayList<>()).add(new long[] {handle, h.hash, h.next});
+        return true;
+    }
+
+    /** Relinks the buckets of the unzip range from their entries; returns how many buckets it changed. */
+    private static long rebuild(Walk w) {
+        HashtableOnDisk t = w.t;
+        Shape s = w.shape;
+        long n = s.n();
+        long changed = 0;
+        for (long b = s.unzipFrom; b < s.moved; b++) {
+            List<long[]> items = w.repair.getOrDefault(b, List.of());
+            List<long[]> lo = new ArrayList<>();
+            List<long[]> hi = new ArrayList<>();
+            for (long[] it : items) {
+                ((it[1] & n) == 0 ? lo : hi).add(it);
+            }
+            boolean c1 = relink(t, s.next, b, lo);
+            boolean c2 = relink(t, s.next, b + n, hi);
+            if (c1 || c2) {
+                changed++;
+            }
+        }
+        return changed;
+    }
+
+    private static boolean relink(HashtableOnDisk t, BucketArray a, long bucket, List<long[]> items) {
+        boolean changed = false;
+        for (int i = 0; i < items.size(); i++) {
+            long target = i + 1 < items.size() ? items.get(i + 1)[0] : 0;
+            if (items.get(i)[2] != target) {
+                t.writeNext(items.get(i)[0], target);
+                changed = true;
+            }
+        }
+        long first = items.isEmpty() ? 0 : items.get(0)[0];
+        if (a.get(t.heap, bucket) != first) {
+            a.set(t.heap, bucket, first);
+            changed = true;
+        }
+        return changed;
+    }
+
+    /** One bit per grain of the heap's used region: which blocks something reaches. */
+    static final class Marks {
+        private final Heap heap;
+        private final long start;
+        private final long grains;
+        private final long[] bits;
+
+        Marks(Heap heap) {
+            this.heap = heap;
+            this.start = heap.firstBlock();
+            this.grains = Math.max(0, (heap.tail() - start) / heap.grain());
+            if (grains > (long) Integer.MAX_VALUE * 64) {
+                throw new IllegalStateException("a heap of " + grains + " grains is beyond the recovery's bitmap");
+            }
+            this.bits = new long[(int) ((grains + 63) >>> 6)];
+        }
+
+        private long index(long handle) {
+            long i = (heap.address(handle) - start) / heap.grain();
+            if (i < 0 || i >= grains) {
+                throw new CorruptStoreException("a structure of the tables names the block at offset "
+                        + heap.address(handle) + " of " + heap.device().name() + ", outside the heap's blocks ["
+                        + start + ", " + heap.tail() + ")", heap.address(handle));
+            }
+            return i;
+        }
+
+        void mark(long handle) {
+            long i = index(handle);
+            bits[(int) (i >>> 6)] |= 1L << (i & 63);
+        }
+
+        boolean marked(long handle) {
+            long i = index(handle);
+            return (bits[(int) (i >>> 6)] & (1L << (i & 63))) != 0;
+        }
+    }
+}

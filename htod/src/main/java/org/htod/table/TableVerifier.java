@@ -1,0 +1,151 @@
+package org.htod.table;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Map;
+import org.htod.core.CorruptStoreException;
+import org.htod.core.alloc.Heap;
+
+/**
+ * Checks the tables of a store against their invariants by reading everything; throws {@link
+ * CorruptStoreException} naming the first violation:
+ *
+ * <ul>
+ *   <li>the heap's own invariants ({@code Heap.verify});
+ *   <li>every chain is well formed: no entry reached twice (no cycle, no shared tail), every entry
+ *       an allocated block whose CRC matches, of its table, with the stored hash equal to the
+ *       hash of its key and landing in the bucket that holds it;
+ *   <li>no doubling is left half-unzipped, and each table's entry count equals its size;
+ *   <li>with {@code checkLeaks}, every allocated block of the heap is reached from the catalog
+ *       (meaningful when no operation is running, as after a close and reopen).
+ * </ul>
+ *
+ * Each table is walked with all its writer locks held, so writers wait and readers do not.
+ */
+public final class TableVerifier {
+    private TableVerifier() {}
+
+    public record Report(int tables, long entries, long reachedBlocks, long allocatedBlocks) {}
+
+    static Report verify(TableStore ts, boolean checkLeaks) {
+        Heap heap = ts.heap();
+        ts.gate().sync(); // frees what waits, so that what stays allocated is what the tables hold
+        heap.verify();
+        TableRecovery.Marks marks = new TableRecovery.Marks(heap);
+        long[] reached = {0};
+        long entries = 0;
+        HashtableOnDisk cat = ts.catalog();
+        table(cat, marks, reached);
+        Map<String, Long> tables = ts.catalogEntries();
+        for (Map.Entry<String, Long> e : tables.entrySet()) {
+            HashtableOnDisk t = ts.tableAt(e.getKey(), e.getValue());
+            if (t.header != e.getValue()) {
+                throw new CorruptStoreException("table '" + e.getKey() + "' is open at header 0x"
+                        + Long.toHexString(t.header) + " but the catalog names 0x" + Long.toHexString(e.getValue()),
+                        heap.address(e.getValue()));
+            }
+            entries += table(t, marks, reached);
+        }
+        long[] allocated = {0};
+        long[] leaked = {0, 0};
+        heap.forEachAllocated((handle, length) -> {
+            allocated[0]++;
+            if (!marks.marked(handle)) {
+                if (leaked[0]++ == 0) {
+                    leaked[1] = handle;
+                }
+            }
+        });
+        long reachedAllocated = allocated[0] - leaked[0];
+        if (reachedAllocated != reached[0]) {
+            throw new CorruptStoreException("the tables reach " + reached[0] + " blocks, but only " + reachedAllocated
+                    + " of them are allocated in the heap of " + heap.device().name(), -1);
+        }
+        if (checkLeaks && leaked[0] > 0) {
+            throw new CorruptStoreException(leaked[0] + " allocated blocks of " + heap.device().name()
+                    + " are reached by no table, e.g. the block at offset " + heap.address(leaked[1]) + " of "
+                    + heap.blockSize(leaked[1]) + " bytes", heap.address(leaked[1]));
+        }
+        return new Report(tables.size(), entries, reached[0], allocated[0]);
+    }
+
+    private static void mark(TableRecovery.Marks marks, long handle, long[] reached, HashtableOnDisk t, String what) {
+        if (marks.marked(handle)) {
+            throw t.corrupt(handle, what + " reached once", "it reached again: a cycle, or a block shared by two structures");
+        }
+        marks.mark(handle);
+        reached[0]++;
+    }
+
+    private static long table(HashtableOnDisk t, TableRecovery.Marks marks, long[] reached) {
+        t.lockAllWriters();
+        try {
+            Shape s = t.shape;
+            TableHeader.State st = TableHeader.read(t.heap, t.header);
+            if (st.array() != s.array.directory || st.newArray() != (s.doubling() ? s.next.directory : 0)
+                    || st.moved() != s.moved || st.tableId() != t.tableId) {
+                throw t.corrupt(t.header, "a header naming the arrays in use (" + s + ")", "header " + st);
+            }
+            if (s.doubling() && s.unzipFrom != s.moved) {
+                throw t.corrupt(t.header, "no unzip left open at rest", "buckets " + s.unzipFrom + ".." + s.moved);
+            }
+            mark(marks, t.header, reached, t, "a table header");
+            s.array.forEachBlock(h -> mark(marks, h, reached, t, "a bucket array block"));
+            checkArray(t, s.array);
+            if (s.doubling()) {
+                s.next.forEachBlock(h -> mark(marks, h, reached, t, "a bucket array block"));
+                checkArray(t, s.next);
+            }
+            long n = s.n();
+            long entries = 0;
+            for (long b = 0; b < n; b++) {
+                if (s.doubling() && b < s.moved) {
+                    entries += chain(t, s.next, b, marks, reached);
+                    entries += chain(t, s.next, b + n, marks, reached);
+                } else {
+                    entries += chain(t, s.array, b, marks, reached);
+                }
+            }
+            if (entries != t.count.get()) {
+                throw t.corrupt(t.header, "as many entries as the table's size, " + t.count.get(), entries + " entries");
+            }
+            return entries;
+        } finally {
+            t.unlockAllWriters();
+        }
+    }
+
+    private static void checkArray(HashtableOnDisk t, BucketArray a) {
+        BucketArray again = BucketArray.load(t.heap, a.directory);
+        if (again.bucketCount != a.bucketCount || !Arrays.equals(again.segments, a.segments)) {
+            throw t.corrupt(a.directory, "the bucket directory held in memory", "another one on disk");
+        }
+    }
+
+    private static long chain(HashtableOnDisk t, BucketArray a, long bucket, TableRecovery.Marks marks, long[] reached) {
+        long cur = a.get(t.heap, bucket);
+        long n = 0;
+        while (cur != 0) {
+            t.checkLink(cur);
+            mark(marks, cur, reached, t, "an entry");
+            ByteBuffer full = t.heap.read(cur); // checks the heap header: allocated, of the handle's size
+            Entries.Head h = t.head(full, cur);
+            Entries.checkCrc(full, h, cur, t::corrupt);
+            byte[] key = Entries.key(full, h);
+            if (Hashing.hash(key) != h.hash) {
+                throw t.corrupt(cur, "hash 0x" + Long.toHexString(Hashing.hash(key)) + " of the entry's key",
+                        "0x" + Long.toHexString(h.hash));
+            }
+            if ((h.hash & a.mask()) != bucket) {
+                throw t.corrupt(cur, "an entry hashing to bucket " + bucket + " of " + a.bucketCount,
+                        "one hashing to bucket " + (h.hash & a.mask()));
+            }
+            if (h.version < 1) {
+                throw t.corrupt(cur, "a version of at least 1", Long.toString(h.version));
+            }
+            n++;
+            cur = h.next;
+        }
+        return n;
+    }
+}
