@@ -1,0 +1,68 @@
+package org.htod;
+
+import com.google.common.collect.testing.ConcurrentMapTestSuiteBuilder;
+import com.google.common.collect.testing.TestStringMapGenerator;
+import com.google.common.collect.testing.features.CollectionFeature;
+import com.google.common.collect.testing.features.CollectionSize;
+import com.google.common.collect.testing.features.MapFeature;
+import java.util.Map;
+import junit.framework.Test;
+import junit.framework.TestSuite;
+import org.htod.core.device.MemoryDevice;
+import org.junit.runner.RunWith;
+import org.junit.runners.AllTests;
+
+/**
+ * Guava testlib's ConcurrentMap contract suite over {@code HtodMap<String, String>}, on a fresh
+ * store per test. After every test the structural verifier runs over the store (chains, CRCs,
+ * counts, no leaked block), then the store is closed, reopened cleanly and verified again.
+ */
+@RunWith(AllTests.class)
+public class HtodMapContractTest {
+
+    private static HtodStore current;
+    private static MemoryDevice device;
+
+    public static Test suite() {
+        TestSuite all = new TestSuite("HtodMap");
+        all.addTest(suiteFor("HtodMap[NONE]", Durability.NONE));
+        all.addTest(suiteFor("HtodMap[SYNC]", Durability.SYNC));
+        return all;
+    }
+
+    private static Test suiteFor(String name, Durability durability) {
+        return ConcurrentMapTestSuiteBuilder.using(new TestStringMapGenerator() {
+                    @Override
+                    protected Map<String, String> create(Map.Entry<String, String>[] entries) {
+                        closeCurrent();
+                        device = new MemoryDevice();
+                        current = TestStores.small(device).durability(durability).open();
+                        HtodMap<String, String> m = current.map("guava", Codec.string(), Codec.string());
+                        for (Map.Entry<String, String> e : entries) {
+                            m.put(e.getKey(), e.getValue());
+                        }
+                        return m;
+                    }
+                })
+                .named(name)
+                .withFeatures(MapFeature.GENERAL_PURPOSE, CollectionFeature.SUPPORTS_ITERATOR_REMOVE, CollectionSize.ANY)
+                .withTearDown(HtodMapContractTest::closeCurrent)
+                .createTestSuite();
+    }
+
+    private static void closeCurrent() {
+        HtodStore s = current;
+        if (s == null) {
+            return;
+        }
+        current = null;
+        TestStores.verify(s);
+        s.close();
+        try (HtodStore again = TestStores.small(device.reopen()).open()) {
+            if (!again.recoveryReport().clean()) {
+                throw new AssertionError("a closed store reopens cleanly: " + again.recoveryReport());
+            }
+            TestStores.verify(again);
+        }
+    }
+}
