@@ -31,6 +31,8 @@ public final class Heap implements AutoCloseable {
     static final int SIZE_BITS = 24;
     static final long SIZE_MASK = (1L << SIZE_BITS) - 1;
     private static final int TAIL_CHECKPOINT_EVERY = 256;
+    /** Fragmentation-triggered coalescing waits until at least this much is free: below it, a scan costs more than it saves. */
+    static final long FRAGMENTATION_MIN_FREE = 4L << 20;
 
     final BlockDevice dev;
     final HeapOptions opt;
@@ -60,6 +62,9 @@ public final class Heap implements AutoCloseable {
     long durableCheckpointStamp;
     boolean headsDirty;
     int tailAllocsSinceCheckpoint;
+
+    /** While OBA runs: predecessor link writes, kept to be issued in address order with the batch. */
+    java.util.List<long[]> deferredLinkWrites;
 
     long allocatedBytes;
     long requestedBytes;
@@ -413,8 +418,11 @@ public final class Heap implements AutoCloseable {
         } else {
             prev.chainNext = next;
             prev.next = next == null ? 0 : next.addr;
-            ByteBuffer nb = ByteBuffer.allocate(8).putLong(0, prev.next);
-            dev.write(prev.addr + BlockHeader.NEXT_OFFSET, nb);
+            if (deferredLinkWrites != null) {
+                deferredLinkWrites.add(new long[] {prev.addr + BlockHeader.NEXT_OFFSET, prev.next});
+            } else {
+                dev.write(prev.addr + BlockHeader.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, prev.next));
+            }
         }
         b.chainPrev = null;
         b.chainNext = null;
@@ -581,7 +589,7 @@ public final class Heap implements AutoCloseable {
     /** Runs deferred coalescing when external fragmentation passes the configured threshold. */
     private void maybeCoalesceForFragmentation() {
         long used = tail - start;
-        if (allocatedBytes > 0 && lists.freeBytes() > 2 * freeAfterCoalesce + 64L * grain
+        if (allocatedBytes > 0 && lists.freeBytes() > Math.max(2 * freeAfterCoalesce, FRAGMENTATION_MIN_FREE)
                 && (double) used / allocatedBytes > opt.coalesceThreshold()) {
             Coalescer.coalesce(this);
             freeAfterCoalesce = lists.freeBytes();
