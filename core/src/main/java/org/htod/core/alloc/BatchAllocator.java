@@ -17,7 +17,7 @@ import org.htod.core.container.StorageMethod;
  * ascending address order, every run of adjacent blocks in one device write.
  *
  * <p>Only free blocks whose extent is durable are candidates, so every header this batch writes
- * is a full one with a fresh stamp; a remainder split off in this batch may be split again, since
+ * is a full one with a new stamp; a remainder split off in this batch may be split again, since
  * the two pieces are adjacent and so end up in the same write.
  */
 final class BatchAllocator {
@@ -52,7 +52,7 @@ final class BatchAllocator {
 
         TreeMap<Long, ArrayDeque<FreeBlock>> candidates = new TreeMap<>();
         for (FreeBlock b : h.lists.atLeast(Math.max(h.opt.obaThreshold(), h.grain))) {
-            if (b.stamp <= h.durableStamp) {
+            if (h.canUse(b)) {
                 candidates.computeIfAbsent(b.size, s -> new ArrayDeque<>()).add(b);
             }
         }
@@ -72,6 +72,7 @@ final class BatchAllocator {
                                 + h.dev.name() + ": tail at " + tail + ", heap ends at " + h.end);
                     }
                     FreeBlock nb = h.newFreeExtent(tail, s, ++h.stamp);
+                    h.fresh.add(tail);
                     pieces.put(tail, new Piece(nb, i, 0));
                     tail += s;
                     continue;
@@ -81,12 +82,14 @@ final class BatchAllocator {
                     h.knowHeader(b);
                 }
                 long stamp = ++h.stamp;
+                h.fresh.add(b.addr);
                 long next = h.method == StorageMethod.TS ? 0 : b.next;
                 if (b.size - s <= waste) {
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, b.size, stamp, h.listIdForSplitPart(b, b.size), next), i, 0));
                 } else {
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, s, stamp, h.listIdForSplitPart(b, s), next), i, b.size - s));
                     FreeBlock rest = h.newFreeExtent(b.addr + s, b.size - s, stamp);
+                    h.fresh.add(rest.addr);
                     pieces.put(rest.addr, new Piece(rest, -1, 0));
                     batchRemainders.add(rest);
                     if (rest.size >= h.opt.obaThreshold()) {

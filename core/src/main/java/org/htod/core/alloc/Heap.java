@@ -52,6 +52,14 @@ public final class Heap implements AutoCloseable {
     long stamp;
     /** Every extent with a creation stamp at or below this is durable. */
     long durableStamp;
+    /**
+     * Addresses of the extents carved, split or merged since the last sync. Such a block is not
+     * used again, whole or split, before the next sync: if the write that defined it were lost
+     * and a later write to it kept, the older, larger extent would read as allocated (rule 2).
+     */
+    final java.util.Set<Long> fresh = new java.util.HashSet<>();
+    /** With this many fresh extents waiting, allocation syncs by itself so that freed space is reused. */
+    static final int FRESH_LIMIT = 1024;
     /** PL: disk list heads in memory (MLH). PFL: derived from chainHeads. */
     final long[] plHeads;
     final FreeBlock[] chainHeads;
@@ -173,8 +181,15 @@ public final class Heap implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
+            if (fresh.size() >= FRESH_LIMIT) {
+                sync();
+            }
             maybeCoalesceForFragmentation();
             Placement p = place(size);
+            if (p == null && !fresh.isEmpty()) {
+                sync();
+                p = place(size);
+            }
             if (p == null && lists.freeCount() > 0) {
                 Coalescer.coalesce(this);
                 p = place(size);
@@ -221,7 +236,7 @@ public final class Heap implements AutoCloseable {
         int list = lists.listOf(size);
         long waste = opt.acceptableWaste();
         if (lists.isQuick(list)) {
-            FreeBlock b = lists.quickHead(list);
+            FreeBlock b = lists.smallestAtLeast(list, size, this::canUse);
             if (b != null) {
                 return new Placement(Kind.WHOLE, b, b.addr, b.size);
             }
@@ -252,7 +267,7 @@ public final class Heap implements AutoCloseable {
 
     /** Smallest usable block of list {@code l}: whole if it wastes at most {@code w}, else split. */
     private Placement searchList(int l, long size, long waste) {
-        FreeBlock b = lists.smallestAtLeast(l, size, c -> c.size <= size + waste || canSplit(c));
+        FreeBlock b = lists.smallestAtLeast(l, size, this::canUse);
         if (b == null) {
             return null;
         }
@@ -264,8 +279,14 @@ public final class Heap implements AutoCloseable {
         return tail <= end - size;
     }
 
-    boolean canSplit(FreeBlock b) {
-        return b.stamp <= durableStamp;
+    boolean canUse(FreeBlock b) {
+        return !fresh.contains(b.addr);
+    }
+
+    /** After a device sync: every extent so far is durable. */
+    void markDurable() {
+        durableStamp = stamp;
+        fresh.clear();
     }
 
     private long write(Placement p, ByteBuffer payload) {
@@ -287,6 +308,8 @@ public final class Heap implements AutoCloseable {
                 knowHeader(b);
                 long rem = b.size - p.size;
                 long s = ++stamp;
+                fresh.add(p.addr);
+                fresh.add(p.addr + p.size);
                 ByteBuffer buf = ByteBuffer.allocate((int) p.size + BlockHeader.SIZE);
                 BlockHeader.put(buf, 0, code, p.size, s, rem, listIdForSplitPart(b, p.size), true, len,
                         method == StorageMethod.TS ? 0 : b.next, grain);
@@ -301,6 +324,7 @@ public final class Heap implements AutoCloseable {
             }
             case TAIL: {
                 long s = ++stamp;
+                fresh.add(p.addr);
                 ByteBuffer buf = ByteBuffer.allocate((int) p.size);
                 FreeBlock nb = newFreeExtent(tail, p.size, s);
                 putHeaderOf(buf, 0, nb, true, len);
@@ -540,10 +564,9 @@ public final class Heap implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
-            long issued = stamp;
             long checkpointed = writtenCheckpointStamp;
             dev.sync();
-            durableStamp = issued;
+            markDurable();
             durableCheckpointStamp = checkpointed;
             if ((method != StorageMethod.TS && headsDirty) || tailAllocsSinceCheckpoint >= TAIL_CHECKPOINT_EVERY) {
                 writeCheckpoint();
@@ -554,8 +577,18 @@ public final class Heap implements AutoCloseable {
     }
 
     void writeCheckpoint() {
+        writeCheckpoint(false);
+    }
+
+    /**
+     * @param emptyLists write the PL/PFL list heads as empty: coalescing does this (and syncs)
+     *     before it merges blocks, so that no durable list can name a block a merge swallows
+     */
+    void writeCheckpoint(boolean emptyLists) {
         long[] heads;
-        if (method == StorageMethod.PL) {
+        if (emptyLists) {
+            heads = new long[method == StorageMethod.TS ? 0 : lists.listCount()];
+        } else if (method == StorageMethod.PL) {
             heads = plHeads.clone();
         } else if (method == StorageMethod.PFL) {
             heads = new long[chainHeads.length];

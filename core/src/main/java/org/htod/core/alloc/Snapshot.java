@@ -97,7 +97,7 @@ final class Snapshot {
         b.position(16);
         h.tail = b.getLong();
         h.stamp = b.getLong();
-        h.durableStamp = h.stamp;
+        h.markDurable();
         h.highWater = b.getLong();
         h.allocatedBytes = b.getLong();
         h.requestedBytes = b.getLong();
