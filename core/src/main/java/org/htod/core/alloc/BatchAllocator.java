@@ -52,7 +52,7 @@ final class BatchAllocator {
 
         TreeMap<Long, ArrayDeque<FreeBlock>> candidates = new TreeMap<>();
         for (FreeBlock b : h.lists.atLeast(Math.max(h.opt.obaThreshold(), h.grain))) {
-            if (h.canUse(b)) {
+            if (h.canSplit(b)) {
                 candidates.computeIfAbsent(b.size, s -> new ArrayDeque<>()).add(b);
             }
         }
@@ -72,7 +72,7 @@ final class BatchAllocator {
                                 + h.dev.name() + ": tail at " + tail + ", heap ends at " + h.end);
                     }
                     FreeBlock nb = h.newFreeExtent(tail, s, ++h.stamp);
-                    h.fresh.add(tail);
+                    h.fresh.put(tail, new Heap.FreshExtent(nb.stamp, 0, nb.listId, nb.next));
                     pieces.put(tail, new Piece(nb, i, 0));
                     tail += s;
                     continue;
@@ -82,14 +82,17 @@ final class BatchAllocator {
                     h.knowHeader(b);
                 }
                 long stamp = ++h.stamp;
-                h.fresh.add(b.addr);
                 long next = h.method == StorageMethod.TS ? 0 : b.next;
                 if (b.size - s <= waste) {
-                    pieces.put(b.addr, new Piece(new FreeBlock(b.addr, b.size, stamp, h.listIdForSplitPart(b, b.size), next), i, 0));
+                    int listId = h.listIdForSplitPart(b, b.size);
+                    pieces.put(b.addr, new Piece(new FreeBlock(b.addr, b.size, stamp, listId, next), i, 0));
+                    h.fresh.put(b.addr, new Heap.FreshExtent(stamp, 0, listId, next));
                 } else {
-                    pieces.put(b.addr, new Piece(new FreeBlock(b.addr, s, stamp, h.listIdForSplitPart(b, s), next), i, b.size - s));
+                    int listId = h.listIdForSplitPart(b, s);
+                    pieces.put(b.addr, new Piece(new FreeBlock(b.addr, s, stamp, listId, next), i, b.size - s));
+                    h.fresh.put(b.addr, new Heap.FreshExtent(stamp, b.size - s, listId, next));
                     FreeBlock rest = h.newFreeExtent(b.addr + s, b.size - s, stamp);
-                    h.fresh.add(rest.addr);
+                    h.fresh.put(rest.addr, new Heap.FreshExtent(stamp, 0, rest.listId, rest.next));
                     pieces.put(rest.addr, new Piece(rest, -1, 0));
                     batchRemainders.add(rest);
                     if (rest.size >= h.opt.obaThreshold()) {

@@ -47,9 +47,9 @@ final class Coalescer {
                 result.add(first);
             } else {
                 long s = ++h.stamp;
-                h.fresh.add(first.addr);
                 FreeBlock merged = new FreeBlock(first.addr, endOfRun - first.addr, s,
                         h.method == StorageMethod.TS ? BlockHeader.NO_LIST : h.lists.listOf(endOfRun - first.addr), 0);
+                h.fresh.put(first.addr, new Heap.FreshExtent(s, 0, merged.listId, 0));
                 ByteBuffer b = ByteBuffer.allocate(BlockHeader.SIZE);
                 BlockHeader.put(b, 0, h.code, merged.size, s, 0, merged.listId, false, 0, 0, h.grain);
                 h.dev.write(merged.addr, b);

@@ -53,11 +53,15 @@ public final class Heap implements AutoCloseable {
     /** Every extent with a creation stamp at or below this is durable. */
     long durableStamp;
     /**
-     * Addresses of the extents carved, split or merged since the last sync. Such a block is not
-     * used again, whole or split, before the next sync: if the write that defined it were lost
-     * and a later write to it kept, the older, larger extent would read as allocated (rule 2).
+     * The extents carved, split or merged since the last sync, by address, with their immutable
+     * header. Such a block is not split before the next sync (rule 2), and when it is reused whole
+     * its full header is written again with the payload: if the write that defined it were lost,
+     * a status write alone would mark the older, larger extent allocated, while the full header
+     * (same stamp, same remainder note) defines the extent by itself.
      */
-    final java.util.Set<Long> fresh = new java.util.HashSet<>();
+    final java.util.Map<Long, FreshExtent> fresh = new java.util.HashMap<>();
+
+    record FreshExtent(long stamp, long remainder, int listId, long next) {}
     /** With this many fresh extents waiting, allocation syncs by itself so that freed space is reused. */
     static final int FRESH_LIMIT = 1024;
     /** PL: disk list heads in memory (MLH). PFL: derived from chainHeads. */
@@ -236,23 +240,30 @@ public final class Heap implements AutoCloseable {
         int list = lists.listOf(size);
         long waste = opt.acceptableWaste();
         if (lists.isQuick(list)) {
-            FreeBlock b = lists.smallestAtLeast(list, size, this::canUse);
+            FreeBlock b = lists.smallestAtLeast(list, size, any -> true);
             if (b != null) {
                 return new Placement(Kind.WHOLE, b, b.addr, b.size);
             }
-            if (tailFits(size)) {
-                return new Placement(Kind.TAIL, null, tail, size);
+            // Beyond the paper: a block of a larger quick list, used whole within the acceptable
+            // waste, costs the same one write as the tail and does not grow the heap.
+            for (int l = list + 1; l < lists.listCount() && lists.isQuick(l) && (long) (l + 1) * grain <= size + waste; l++) {
+                b = lists.smallestAtLeast(l, size, any -> true);
+                if (b != null) {
+                    return new Placement(Kind.WHOLE, b, b.addr, b.size);
+                }
             }
-            return searchFrom(list + 1, size, waste);
+            return tailOrLarger(list + 1, size, waste);
         }
         Placement p = searchList(list, size, waste);
-        if (p != null) {
-            return p;
-        }
+        return p != null ? p : tailOrLarger(list + 1, size, waste);
+    }
+
+    /** The paper's order: the tail before larger lists, because splitting costs disk accesses. */
+    private Placement tailOrLarger(int fromList, long size, long waste) {
         if (tailFits(size)) {
             return new Placement(Kind.TAIL, null, tail, size);
         }
-        return searchFrom(list + 1, size, waste);
+        return searchFrom(fromList, size, waste);
     }
 
     private Placement searchFrom(int fromList, long size, long waste) {
@@ -267,7 +278,7 @@ public final class Heap implements AutoCloseable {
 
     /** Smallest usable block of list {@code l}: whole if it wastes at most {@code w}, else split. */
     private Placement searchList(int l, long size, long waste) {
-        FreeBlock b = lists.smallestAtLeast(l, size, this::canUse);
+        FreeBlock b = lists.smallestAtLeast(l, size, c -> c.size <= size + waste || canSplit(c));
         if (b == null) {
             return null;
         }
@@ -279,8 +290,9 @@ public final class Heap implements AutoCloseable {
         return tail <= end - size;
     }
 
-    boolean canUse(FreeBlock b) {
-        return !fresh.contains(b.addr);
+    /** Rule 2: only a block whose extent is durable may be split. */
+    boolean canSplit(FreeBlock b) {
+        return !fresh.containsKey(b.addr);
     }
 
     /** After a device sync: every extent so far is durable. */
@@ -293,14 +305,27 @@ public final class Heap implements AutoCloseable {
         int len = payload.remaining();
         switch (p.kind) {
             case WHOLE: {
-                takeFromLists(p.block);
-                ByteBuffer buf = ByteBuffer.allocate(8 + len);
-                BlockHeader.putStatus(buf, 0, true, len);
-                buf.position(8);
-                buf.put(payload.duplicate());
-                buf.flip();
-                dev.write(p.addr + BlockHeader.STATUS_OFFSET, buf);
-                return handle(p.addr, p.block.size);
+                FreeBlock b = p.block;
+                takeFromLists(b);
+                FreshExtent f = fresh.get(b.addr);
+                if (f == null) {
+                    ByteBuffer buf = ByteBuffer.allocate(8 + len);
+                    BlockHeader.putStatus(buf, 0, true, len);
+                    buf.position(8);
+                    buf.put(payload.duplicate());
+                    buf.flip();
+                    dev.write(b.addr + BlockHeader.STATUS_OFFSET, buf);
+                } else {
+                    ByteBuffer buf = ByteBuffer.allocate(BlockHeader.SIZE + len);
+                    BlockHeader.put(buf, 0, code, b.size, f.stamp(), f.remainder(),
+                            method == StorageMethod.PFL ? b.listId : f.listId(),
+                            true, len, method == StorageMethod.PFL ? b.next : f.next(), grain);
+                    buf.position(BlockHeader.SIZE);
+                    buf.put(payload.duplicate());
+                    buf.flip();
+                    dev.write(b.addr, buf);
+                }
+                return handle(b.addr, b.size);
             }
             case SPLIT: {
                 FreeBlock b = p.block;
@@ -308,15 +333,16 @@ public final class Heap implements AutoCloseable {
                 knowHeader(b);
                 long rem = b.size - p.size;
                 long s = ++stamp;
-                fresh.add(p.addr);
-                fresh.add(p.addr + p.size);
+                int listId = listIdForSplitPart(b, p.size);
+                long next = method == StorageMethod.TS ? 0 : b.next;
+                fresh.put(p.addr, new FreshExtent(s, rem, listId, next));
                 ByteBuffer buf = ByteBuffer.allocate((int) p.size + BlockHeader.SIZE);
-                BlockHeader.put(buf, 0, code, p.size, s, rem, listIdForSplitPart(b, p.size), true, len,
-                        method == StorageMethod.TS ? 0 : b.next, grain);
+                BlockHeader.put(buf, 0, code, p.size, s, rem, listId, true, len, next, grain);
                 buf.position(BlockHeader.SIZE);
                 buf.put(payload.duplicate());
                 FreeBlock r = newFreeExtent(b.addr + p.size, rem, s);
                 putHeaderOf(buf, (int) p.size, r, false, 0);
+                fresh.put(r.addr, new FreshExtent(s, 0, r.listId, r.next));
                 buf.clear();
                 dev.write(p.addr, buf);
                 lists.add(r);
@@ -324,9 +350,9 @@ public final class Heap implements AutoCloseable {
             }
             case TAIL: {
                 long s = ++stamp;
-                fresh.add(p.addr);
                 ByteBuffer buf = ByteBuffer.allocate((int) p.size);
                 FreeBlock nb = newFreeExtent(tail, p.size, s);
+                fresh.put(p.addr, new FreshExtent(s, 0, nb.listId, nb.next));
                 putHeaderOf(buf, 0, nb, true, len);
                 buf.position(BlockHeader.SIZE);
                 buf.put(payload.duplicate());
@@ -622,7 +648,8 @@ public final class Heap implements AutoCloseable {
     /** Runs deferred coalescing when external fragmentation passes the configured threshold. */
     private void maybeCoalesceForFragmentation() {
         long used = tail - start;
-        if (allocatedBytes > 0 && lists.freeBytes() > Math.max(2 * freeAfterCoalesce, FRAGMENTATION_MIN_FREE)
+        if (allocatedBytes > 0 && lists.freeBytes() > FRAGMENTATION_MIN_FREE
+                && lists.freeBytes() - freeAfterCoalesce > (tail - start) / 8
                 && (double) used / allocatedBytes > opt.coalesceThreshold()) {
             Coalescer.coalesce(this);
             freeAfterCoalesce = lists.freeBytes();
