@@ -20,12 +20,12 @@ public record VerifyReport(
 
     /** Paper §3.3.1: storage allocated over storage requested. */
     public double internalFragmentation() {
-        return requestedBytes == 0 ? 1.0 : (double) allocatedBytes / requestedBytes;
+        return HeapStats.internal(allocatedBytes, requestedBytes);
     }
 
     /** Paper §3.3.1: the most storage ever in use over storage allocated. */
     public double externalFragmentation() {
-        return allocatedBytes == 0 ? 1.0 : (double) highWaterBytes / allocatedBytes;
+        return HeapStats.external(highWaterBytes, allocatedBytes);
     }
 
     public double totalFragmentation() {

@@ -8,8 +8,7 @@ import java.util.concurrent.atomic.LongAdder;
  * Counts the I/O that passes through it, for tests that assert what an operation costs ("a TS
  * free is one write") and for benchmark reports.
  */
-public final class CountingDevice implements BlockDevice {
-    private final BlockDevice inner;
+public final class CountingDevice extends ForwardingDevice {
     private final LongAdder reads = new LongAdder();
     private final LongAdder writes = new LongAdder();
     private final LongAdder bytesRead = new LongAdder();
@@ -19,11 +18,7 @@ public final class CountingDevice implements BlockDevice {
     private final AtomicLong lastEnd = new AtomicLong(-1);
 
     public CountingDevice(BlockDevice inner) {
-        this.inner = inner;
-    }
-
-    public BlockDevice inner() {
-        return inner;
+        super(inner);
     }
 
     /** The counts since creation or the last {@link #reset()}. */
@@ -71,30 +66,5 @@ public final class CountingDevice implements BlockDevice {
     public void sync() {
         inner.sync();
         syncs.increment();
-    }
-
-    @Override
-    public long size() {
-        return inner.size();
-    }
-
-    @Override
-    public long capacity() {
-        return inner.capacity();
-    }
-
-    @Override
-    public int sectorSize() {
-        return inner.sectorSize();
-    }
-
-    @Override
-    public String name() {
-        return inner.name();
-    }
-
-    @Override
-    public void close() {
-        inner.close();
     }
 }

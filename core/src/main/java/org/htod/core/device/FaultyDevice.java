@@ -11,11 +11,10 @@ import org.htod.core.StoreFullException;
  * once or from then on. The failed write writes nothing. For tests that check that a failure is
  * reported clearly and loses nothing that was acknowledged.
  */
-public final class FaultyDevice implements BlockDevice {
+public final class FaultyDevice extends ForwardingDevice {
     /** What the failing call throws. */
     public enum Fault { IO_ERROR, DISK_FULL }
 
-    private final BlockDevice inner;
     private final AtomicInteger writesLeft = new AtomicInteger(-1);
     private final AtomicInteger syncsLeft = new AtomicInteger(-1);
     private volatile Fault fault = Fault.IO_ERROR;
@@ -23,7 +22,7 @@ public final class FaultyDevice implements BlockDevice {
     private volatile boolean failing;
 
     public FaultyDevice(BlockDevice inner) {
-        this.inner = inner;
+        super(inner);
     }
 
     /** The {@code n}-th write from now (1 = the next) fails; with {@code sticky}, every later one too. */
@@ -58,11 +57,6 @@ public final class FaultyDevice implements BlockDevice {
     }
 
     @Override
-    public void read(long pos, ByteBuffer dst) {
-        inner.read(pos, dst);
-    }
-
-    @Override
     public void write(long pos, ByteBuffer src) {
         maybeFail(writesLeft, "write of " + src.remaining() + " bytes at offset " + pos);
         inner.write(pos, src);
@@ -72,30 +66,5 @@ public final class FaultyDevice implements BlockDevice {
     public void sync() {
         maybeFail(syncsLeft, "sync");
         inner.sync();
-    }
-
-    @Override
-    public long size() {
-        return inner.size();
-    }
-
-    @Override
-    public long capacity() {
-        return inner.capacity();
-    }
-
-    @Override
-    public int sectorSize() {
-        return inner.sectorSize();
-    }
-
-    @Override
-    public String name() {
-        return inner.name();
-    }
-
-    @Override
-    public void close() {
-        inner.close();
     }
 }

@@ -39,15 +39,7 @@ class HeapCrashTest {
     @ParameterizedTest
     @EnumSource(StorageMethod.class)
     void everySyncedAllocationSurvivesPowerLoss(StorageMethod method) {
-        long base = Long.getLong("htod.test.seed", System.nanoTime());
-        for (int i = 0; i < CRASH_POINTS; i++) {
-            long seed = base + i;
-            try {
-                run(method, seed);
-            } catch (AssertionError | RuntimeException e) {
-                throw new AssertionError(HeapFixture.seedMessage(seed, method) + ": " + e, e);
-            }
-        }
+        HeapFixture.forEachSeed(method, CRASH_POINTS, this::run);
     }
 
     private void run(StorageMethod method, long seed) {
