@@ -17,7 +17,7 @@ import org.htod.core.container.StorageMethod;
  * ascending address order, every run of adjacent blocks in one device write.
  *
  * <p>Only free blocks whose extent is durable are candidates, so every header this batch writes
- * is a full one with a fresh stamp; a remainder split off in this batch may be split again, since
+ * is a full one with a new stamp; a remainder split off in this batch may be split again, since
  * the two pieces are adjacent and so end up in the same write.
  */
 final class BatchAllocator {
@@ -52,7 +52,7 @@ final class BatchAllocator {
 
         TreeMap<Long, ArrayDeque<FreeBlock>> candidates = new TreeMap<>();
         for (FreeBlock b : h.lists.atLeast(Math.max(h.opt.obaThreshold(), h.grain))) {
-            if (b.stamp <= h.durableStamp) {
+            if (h.canSplit(b)) {
                 candidates.computeIfAbsent(b.size, s -> new ArrayDeque<>()).add(b);
             }
         }
@@ -60,44 +60,52 @@ final class BatchAllocator {
         List<FreeBlock> batchRemainders = new ArrayList<>();
         long tail = h.tail;
         long waste = h.opt.acceptableWaste();
-        for (int i : order) {
-            long s = sizes[i];
-            FreeBlock b = poll(candidates, s);
-            if (b == null) {
-                if (tail > h.end - s) {
-                    throw new StoreFullException("no room for a batch block of " + s + " bytes in the heap of " + h.dev.name()
-                            + ": tail at " + tail + ", heap ends at " + h.end);
+        h.deferredLinkWrites = new ArrayList<>();
+        List<long[]> linkWrites;
+        try {
+            for (int i : order) {
+                long s = sizes[i];
+                FreeBlock b = poll(candidates, s);
+                if (b == null) {
+                    if (tail > h.end - s) {
+                        throw new StoreFullException("no room for a batch block of " + s + " bytes in the heap of "
+                                + h.dev.name() + ": tail at " + tail + ", heap ends at " + h.end);
+                    }
+                    FreeBlock nb = h.newFreeExtent(tail, s, ++h.stamp);
+                    h.fresh.put(tail, new Heap.FreshExtent(nb.stamp, 0, nb.listId, nb.next));
+                    pieces.put(tail, new Piece(nb, i, 0));
+                    tail += s;
+                    continue;
+                }
+                if (!batchRemainders.remove(b)) {
+                    h.takeFromLists(b);
+                    h.knowHeader(b);
                 }
                 long stamp = ++h.stamp;
-                FreeBlock nb = h.newFreeExtent(tail, s, stamp);
-                pieces.put(tail, new Piece(nb, i, 0));
-                tail += s;
-                continue;
-            }
-            boolean fromBatch = batchRemainders.remove(b);
-            if (!fromBatch) {
-                h.takeFromLists(b);
-                h.knowHeader(b);
-            }
-            long stamp = ++h.stamp;
-            if (b.size - s <= waste) {
-                FreeBlock whole = new FreeBlock(b.addr, b.size, stamp, h.listIdForSplitPart(b, b.size),
-                        h.method == StorageMethod.TS ? 0 : b.next);
-                pieces.put(b.addr, new Piece(whole, i, 0));
-            } else {
-                FreeBlock part = new FreeBlock(b.addr, s, stamp, h.listIdForSplitPart(b, s),
-                        h.method == StorageMethod.TS ? 0 : b.next);
-                pieces.put(b.addr, new Piece(part, i, b.size - s));
-                FreeBlock rest = h.newFreeExtent(b.addr + s, b.size - s, stamp);
-                pieces.put(rest.addr, new Piece(rest, -1, 0));
-                batchRemainders.add(rest);
-                if (rest.size >= h.opt.obaThreshold()) {
-                    candidates.computeIfAbsent(rest.size, x -> new ArrayDeque<>()).add(rest);
+                long next = h.method == StorageMethod.TS ? 0 : b.next;
+                if (b.size - s <= waste) {
+                    int listId = h.listIdForSplitPart(b, b.size);
+                    pieces.put(b.addr, new Piece(new FreeBlock(b.addr, b.size, stamp, listId, next), i, 0));
+                    h.fresh.put(b.addr, new Heap.FreshExtent(stamp, 0, listId, next));
+                } else {
+                    int listId = h.listIdForSplitPart(b, s);
+                    pieces.put(b.addr, new Piece(new FreeBlock(b.addr, s, stamp, listId, next), i, b.size - s));
+                    h.fresh.put(b.addr, new Heap.FreshExtent(stamp, b.size - s, listId, next));
+                    FreeBlock rest = h.newFreeExtent(b.addr + s, b.size - s, stamp);
+                    h.fresh.put(rest.addr, new Heap.FreshExtent(stamp, 0, rest.listId, rest.next));
+                    pieces.put(rest.addr, new Piece(rest, -1, 0));
+                    batchRemainders.add(rest);
+                    if (rest.size >= h.opt.obaThreshold()) {
+                        candidates.computeIfAbsent(rest.size, x -> new ArrayDeque<>()).add(rest);
+                    }
                 }
             }
+        } finally {
+            linkWrites = h.deferredLinkWrites;
+            h.deferredLinkWrites = null;
         }
         long[] handles = new long[n];
-        writeInAddressOrder(h, pieces, payloads, handles);
+        writeInAddressOrder(h, pieces, linkWrites, payloads, handles);
         for (FreeBlock r : batchRemainders) {
             h.lists.add(r);
         }
@@ -122,21 +130,42 @@ final class BatchAllocator {
         return b;
     }
 
-    /** Writes the pieces in address order, each run of adjacent pieces as one device write. */
-    private static void writeInAddressOrder(Heap h, TreeMap<Long, Piece> pieces, List<ByteBuffer> payloads, long[] handles) {
+    /**
+     * Writes the pieces in address order, each run of adjacent pieces as one device write, with
+     * the PFL predecessor links that taking blocks off their free lists changed, in the same
+     * order. A link inside a block the batch rewrites whole is already in that block's header.
+     */
+    private static void writeInAddressOrder(Heap h, TreeMap<Long, Piece> pieces, List<long[]> linkWrites,
+            List<ByteBuffer> payloads, long[] handles) {
+        TreeMap<Long, Long> links = new TreeMap<>();
+        for (long[] w : linkWrites) {
+            links.put(w[0], w[1]);
+        }
         List<Piece> run = new ArrayList<>();
         long runEnd = -1;
         for (Piece p : pieces.values()) {
             if (!run.isEmpty() && p.extent.addr != runEnd) {
+                flushLinksBelow(h, links, run.get(0).extent.addr);
                 writeRun(h, run, payloads, handles);
+                links.subMap(run.get(0).extent.addr, runEnd).clear();
                 run.clear();
             }
             run.add(p);
             runEnd = p.extent.addr + p.bytes();
         }
         if (!run.isEmpty()) {
+            flushLinksBelow(h, links, run.get(0).extent.addr);
             writeRun(h, run, payloads, handles);
+            links.subMap(run.get(0).extent.addr, runEnd).clear();
         }
+        flushLinksBelow(h, links, Long.MAX_VALUE);
+    }
+
+    private static void flushLinksBelow(Heap h, TreeMap<Long, Long> links, long limit) {
+        for (Map.Entry<Long, Long> e : links.headMap(limit).entrySet()) {
+            h.dev.write(e.getKey(), ByteBuffer.allocate(8).putLong(0, e.getValue()));
+        }
+        links.headMap(limit).clear();
     }
 
     private static void writeRun(Heap h, List<Piece> run, List<ByteBuffer> payloads, long[] handles) {

@@ -12,16 +12,20 @@ import org.htod.core.container.StorageMethod;
  * that ends at the tail into the tail. It syncs first, so that every extent it merges is durable,
  * writes one header per merged run, relinks the PL/PFL disk lists, and ends with a checkpoint and
  * a sync: the tail may have moved back, and the checkpoint's stamp must cover every header left
- * past it.
+ * past it. For PL and PFL it first makes a checkpoint with empty lists durable: the old lists may
+ * name blocks that a merge swallows, and a crash before the relinked lists are checkpointed must
+ * not bring them back (it only loses track of free space, which the next scan reclaims).
  */
 final class Coalescer {
     private Coalescer() {}
 
     static void coalesce(Heap h) {
         h.dev.sync();
-        h.durableStamp = h.stamp;
+        h.markDurable();
         if (h.method != StorageMethod.TS) {
             reclaimByScan(h);
+            h.writeCheckpoint(true);
+            h.dev.sync();
         }
         List<FreeBlock> free = h.lists.all();
         free.sort(Comparator.comparingLong(b -> b.addr));
@@ -45,6 +49,7 @@ final class Coalescer {
                 long s = ++h.stamp;
                 FreeBlock merged = new FreeBlock(first.addr, endOfRun - first.addr, s,
                         h.method == StorageMethod.TS ? BlockHeader.NO_LIST : h.lists.listOf(endOfRun - first.addr), 0);
+                h.fresh.put(first.addr, new Heap.FreshExtent(s, 0, merged.listId, 0));
                 ByteBuffer b = ByteBuffer.allocate(BlockHeader.SIZE);
                 BlockHeader.put(b, 0, h.code, merged.size, s, 0, merged.listId, false, 0, 0, h.grain);
                 h.dev.write(merged.addr, b);
@@ -58,12 +63,12 @@ final class Coalescer {
         h.coalesces++;
         if (h.method != StorageMethod.TS) {
             h.dev.sync();
-            h.durableStamp = h.stamp;
+            h.markDurable();
             relink(h, h.method == StorageMethod.PL);
         }
         h.writeCheckpoint();
         h.dev.sync();
-        h.durableStamp = h.stamp;
+        h.markDurable();
     }
 
     /**

@@ -88,11 +88,6 @@ final class FreeLists {
         freeCount--;
     }
 
-    /** The head of quick list {@code listId}, or null. Does not remove it. */
-    FreeBlock quickHead(int listId) {
-        return quick.get(listId).peekFirst();
-    }
-
     /**
      * The smallest block of at least {@code size} bytes on list {@code listId} that {@code usable}
      * accepts, or null. On a quick list every block has the same size, so the first usable wins.

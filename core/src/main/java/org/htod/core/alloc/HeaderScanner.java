@@ -35,7 +35,7 @@ final class HeaderScanner {
      * header in this range is trusted to be there: a missing one means corruption.
      */
     void scan(long from, long to, Visitor v) {
-        long pos = walk(from, to, Long.MIN_VALUE, v, true);
+        long pos = walk(from, to, Long.MIN_VALUE, v, true, false);
         if (pos != to) {
             throw new CorruptStoreException("heap scan of " + heap.dev.name() + " ended at offset " + pos
                     + ", expected the last block to end at " + to, pos);
@@ -47,10 +47,19 @@ final class HeaderScanner {
      * created after {@code minStamp} (paper Fig. 7); returns where the walk stopped: the tail.
      */
     long walkTail(long from, long minStamp, Visitor v) {
-        return walk(from, heap.end, minStamp, v, false);
+        return walk(from, heap.end, minStamp, v, false, false);
     }
 
-    private long walk(long pos, long limit, long minStamp, Visitor v, boolean trusted) {
+    /**
+     * Recovery's scan: like {@link #scan}, but the last block may reach past {@code to}, which is
+     * only the checkpointed tail, a lower bound (coalescing may have merged free space beyond a
+     * stale checkpoint). Returns where the scanned blocks end, at or past {@code to}.
+     */
+    long scanToCheckpoint(long from, long to, Visitor v) {
+        return walk(from, to, Long.MIN_VALUE, v, true, true);
+    }
+
+    private long walk(long pos, long limit, long minStamp, Visitor v, boolean trusted, boolean mayCross) {
         long expectRemainderAt = -1;
         long remainderSize = 0;
         long remainderStamp = 0;
@@ -65,7 +74,7 @@ final class HeaderScanner {
                 }
                 return pos;
             }
-            if (pos + h.size > heap.end || (trusted && pos + h.size > limit)) {
+            if (pos + h.size > heap.end || (trusted && !mayCross && pos + h.size > limit)) {
                 if (trusted) {
                     throw new CorruptStoreException("block at offset " + pos + " in " + heap.dev.name() + " has size "
                             + h.size + ", past the end " + limit, pos);

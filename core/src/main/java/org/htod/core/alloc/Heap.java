@@ -31,6 +31,8 @@ public final class Heap implements AutoCloseable {
     static final int SIZE_BITS = 24;
     static final long SIZE_MASK = (1L << SIZE_BITS) - 1;
     private static final int TAIL_CHECKPOINT_EVERY = 256;
+    /** Fragmentation-triggered coalescing waits until at least this much is free: below it, a scan costs more than it saves. */
+    static final long FRAGMENTATION_MIN_FREE = 4L << 20;
 
     final BlockDevice dev;
     final HeapOptions opt;
@@ -50,6 +52,18 @@ public final class Heap implements AutoCloseable {
     long stamp;
     /** Every extent with a creation stamp at or below this is durable. */
     long durableStamp;
+    /**
+     * The extents carved, split or merged since the last sync, by address, with their immutable
+     * header. Such a block is not split before the next sync (rule 2), and when it is reused whole
+     * its full header is written again with the payload: if the write that defined it were lost,
+     * a status write alone would mark the older, larger extent allocated, while the full header
+     * (same stamp, same remainder note) defines the extent by itself.
+     */
+    final java.util.Map<Long, FreshExtent> fresh = new java.util.HashMap<>();
+
+    record FreshExtent(long stamp, long remainder, int listId, long next) {}
+    /** With this many fresh extents waiting, allocation syncs by itself so that freed space is reused. */
+    static final int FRESH_LIMIT = 1024;
     /** PL: disk list heads in memory (MLH). PFL: derived from chainHeads. */
     final long[] plHeads;
     final FreeBlock[] chainHeads;
@@ -60,6 +74,9 @@ public final class Heap implements AutoCloseable {
     long durableCheckpointStamp;
     boolean headsDirty;
     int tailAllocsSinceCheckpoint;
+
+    /** While OBA runs: predecessor link writes, kept to be issued in address order with the batch. */
+    java.util.List<long[]> deferredLinkWrites;
 
     long allocatedBytes;
     long requestedBytes;
@@ -168,8 +185,15 @@ public final class Heap implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
+            if (fresh.size() >= FRESH_LIMIT) {
+                sync();
+            }
             maybeCoalesceForFragmentation();
             Placement p = place(size);
+            if (p == null && !fresh.isEmpty()) {
+                sync();
+                p = place(size);
+            }
             if (p == null && lists.freeCount() > 0) {
                 Coalescer.coalesce(this);
                 p = place(size);
@@ -216,23 +240,30 @@ public final class Heap implements AutoCloseable {
         int list = lists.listOf(size);
         long waste = opt.acceptableWaste();
         if (lists.isQuick(list)) {
-            FreeBlock b = lists.quickHead(list);
+            FreeBlock b = lists.smallestAtLeast(list, size, any -> true);
             if (b != null) {
                 return new Placement(Kind.WHOLE, b, b.addr, b.size);
             }
-            if (tailFits(size)) {
-                return new Placement(Kind.TAIL, null, tail, size);
+            // Beyond the paper: a block of a larger quick list, used whole within the acceptable
+            // waste, costs the same one write as the tail and does not grow the heap.
+            for (int l = list + 1; l < lists.listCount() && lists.isQuick(l) && (long) (l + 1) * grain <= size + waste; l++) {
+                b = lists.smallestAtLeast(l, size, any -> true);
+                if (b != null) {
+                    return new Placement(Kind.WHOLE, b, b.addr, b.size);
+                }
             }
-            return searchFrom(list + 1, size, waste);
+            return tailOrLarger(list + 1, size, waste);
         }
         Placement p = searchList(list, size, waste);
-        if (p != null) {
-            return p;
-        }
+        return p != null ? p : tailOrLarger(list + 1, size, waste);
+    }
+
+    /** The paper's order: the tail before larger lists, because splitting costs disk accesses. */
+    private Placement tailOrLarger(int fromList, long size, long waste) {
         if (tailFits(size)) {
             return new Placement(Kind.TAIL, null, tail, size);
         }
-        return searchFrom(list + 1, size, waste);
+        return searchFrom(fromList, size, waste);
     }
 
     private Placement searchFrom(int fromList, long size, long waste) {
@@ -259,22 +290,42 @@ public final class Heap implements AutoCloseable {
         return tail <= end - size;
     }
 
+    /** Rule 2: only a block whose extent is durable may be split. */
     boolean canSplit(FreeBlock b) {
-        return b.stamp <= durableStamp;
+        return !fresh.containsKey(b.addr);
+    }
+
+    /** After a device sync: every extent so far is durable. */
+    void markDurable() {
+        durableStamp = stamp;
+        fresh.clear();
     }
 
     private long write(Placement p, ByteBuffer payload) {
         int len = payload.remaining();
         switch (p.kind) {
             case WHOLE: {
-                takeFromLists(p.block);
-                ByteBuffer buf = ByteBuffer.allocate(8 + len);
-                BlockHeader.putStatus(buf, 0, true, len);
-                buf.position(8);
-                buf.put(payload.duplicate());
-                buf.flip();
-                dev.write(p.addr + BlockHeader.STATUS_OFFSET, buf);
-                return handle(p.addr, p.block.size);
+                FreeBlock b = p.block;
+                takeFromLists(b);
+                FreshExtent f = fresh.get(b.addr);
+                if (f == null) {
+                    ByteBuffer buf = ByteBuffer.allocate(8 + len);
+                    BlockHeader.putStatus(buf, 0, true, len);
+                    buf.position(8);
+                    buf.put(payload.duplicate());
+                    buf.flip();
+                    dev.write(b.addr + BlockHeader.STATUS_OFFSET, buf);
+                } else {
+                    ByteBuffer buf = ByteBuffer.allocate(BlockHeader.SIZE + len);
+                    BlockHeader.put(buf, 0, code, b.size, f.stamp(), f.remainder(),
+                            method == StorageMethod.PFL ? b.listId : f.listId(),
+                            true, len, method == StorageMethod.PFL ? b.next : f.next(), grain);
+                    buf.position(BlockHeader.SIZE);
+                    buf.put(payload.duplicate());
+                    buf.flip();
+                    dev.write(b.addr, buf);
+                }
+                return handle(b.addr, b.size);
             }
             case SPLIT: {
                 FreeBlock b = p.block;
@@ -282,13 +333,16 @@ public final class Heap implements AutoCloseable {
                 knowHeader(b);
                 long rem = b.size - p.size;
                 long s = ++stamp;
+                int listId = listIdForSplitPart(b, p.size);
+                long next = method == StorageMethod.TS ? 0 : b.next;
+                fresh.put(p.addr, new FreshExtent(s, rem, listId, next));
                 ByteBuffer buf = ByteBuffer.allocate((int) p.size + BlockHeader.SIZE);
-                BlockHeader.put(buf, 0, code, p.size, s, rem, listIdForSplitPart(b, p.size), true, len,
-                        method == StorageMethod.TS ? 0 : b.next, grain);
+                BlockHeader.put(buf, 0, code, p.size, s, rem, listId, true, len, next, grain);
                 buf.position(BlockHeader.SIZE);
                 buf.put(payload.duplicate());
                 FreeBlock r = newFreeExtent(b.addr + p.size, rem, s);
                 putHeaderOf(buf, (int) p.size, r, false, 0);
+                fresh.put(r.addr, new FreshExtent(s, 0, r.listId, r.next));
                 buf.clear();
                 dev.write(p.addr, buf);
                 lists.add(r);
@@ -298,6 +352,7 @@ public final class Heap implements AutoCloseable {
                 long s = ++stamp;
                 ByteBuffer buf = ByteBuffer.allocate((int) p.size);
                 FreeBlock nb = newFreeExtent(tail, p.size, s);
+                fresh.put(p.addr, new FreshExtent(s, 0, nb.listId, nb.next));
                 putHeaderOf(buf, 0, nb, true, len);
                 buf.position(BlockHeader.SIZE);
                 buf.put(payload.duplicate());
@@ -413,8 +468,11 @@ public final class Heap implements AutoCloseable {
         } else {
             prev.chainNext = next;
             prev.next = next == null ? 0 : next.addr;
-            ByteBuffer nb = ByteBuffer.allocate(8).putLong(0, prev.next);
-            dev.write(prev.addr + BlockHeader.NEXT_OFFSET, nb);
+            if (deferredLinkWrites != null) {
+                deferredLinkWrites.add(new long[] {prev.addr + BlockHeader.NEXT_OFFSET, prev.next});
+            } else {
+                dev.write(prev.addr + BlockHeader.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, prev.next));
+            }
         }
         b.chainPrev = null;
         b.chainNext = null;
@@ -555,10 +613,9 @@ public final class Heap implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
-            long issued = stamp;
             long checkpointed = writtenCheckpointStamp;
             dev.sync();
-            durableStamp = issued;
+            markDurable();
             durableCheckpointStamp = checkpointed;
             if ((method != StorageMethod.TS && headsDirty) || tailAllocsSinceCheckpoint >= TAIL_CHECKPOINT_EVERY) {
                 writeCheckpoint();
@@ -569,8 +626,18 @@ public final class Heap implements AutoCloseable {
     }
 
     void writeCheckpoint() {
+        writeCheckpoint(false);
+    }
+
+    /**
+     * @param emptyLists write the PL/PFL list heads as empty: coalescing does this (and syncs)
+     *     before it merges blocks, so that no durable list can name a block a merge swallows
+     */
+    void writeCheckpoint(boolean emptyLists) {
         long[] heads;
-        if (method == StorageMethod.PL) {
+        if (emptyLists) {
+            heads = new long[method == StorageMethod.TS ? 0 : lists.listCount()];
+        } else if (method == StorageMethod.PL) {
             heads = plHeads.clone();
         } else if (method == StorageMethod.PFL) {
             heads = new long[chainHeads.length];
@@ -604,7 +671,8 @@ public final class Heap implements AutoCloseable {
     /** Runs deferred coalescing when external fragmentation passes the configured threshold. */
     private void maybeCoalesceForFragmentation() {
         long used = tail - start;
-        if (allocatedBytes > 0 && lists.freeBytes() > 2 * freeAfterCoalesce + 64L * grain
+        if (allocatedBytes > 0 && lists.freeBytes() > FRAGMENTATION_MIN_FREE
+                && lists.freeBytes() - freeAfterCoalesce > (tail - start) / 8
                 && (double) used / allocatedBytes > opt.coalesceThreshold()) {
             Coalescer.coalesce(this);
             freeAfterCoalesce = lists.freeBytes();

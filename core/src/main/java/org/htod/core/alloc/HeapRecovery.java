@@ -69,7 +69,7 @@ final class HeapRecovery {
             r = scan(h, cp);
         }
         h.stamp = Math.max(h.stamp, cp.stamp) + STAMP_GAP;
-        h.durableStamp = h.stamp;
+        h.markDurable();
         h.highWater = Math.max(h.highWater, h.tail);
         if (h.method != StorageMethod.TS) {
             Coalescer.relink(h, r.path.equals("scan"));
@@ -116,9 +116,9 @@ final class HeapRecovery {
             }
         };
         long cpTail = Math.max(h.start, Math.min(cp.tail, h.end));
-        s.scan(h.start, cpTail, v);
+        long scanned = s.scanToCheckpoint(h.start, cpTail, v);
         long before = s.headersRead;
-        h.tail = s.walkTail(cpTail, cp.stamp, v);
+        h.tail = s.walkTail(scanned, cp.stamp, v);
         h.stamp = maxStamp[0];
         return new Result("scan", s.headersRead, s.bytesRead, 0, s.repaired, s.headersRead - before);
     }

@@ -29,11 +29,21 @@ public record HeapStats(
         long coalesces) {
 
     public double internalFragmentation() {
-        return requestedBytes == 0 ? 1.0 : (double) allocatedBytes / requestedBytes;
+        return internal(allocatedBytes, requestedBytes);
     }
 
     public double externalFragmentation() {
-        return allocatedBytes == 0 ? 1.0 : (double) highWaterBytes / allocatedBytes;
+        return external(highWaterBytes, allocatedBytes);
+    }
+
+    /** Paper §3.3.1: {@code f_i = a / b}, storage allocated over storage requested. */
+    static double internal(long allocated, long requested) {
+        return requested == 0 ? 1.0 : (double) allocated / requested;
+    }
+
+    /** Paper §3.3.1: {@code f_e = M / a}, the most storage ever in use over storage allocated. */
+    static double external(long highWater, long allocated) {
+        return allocated == 0 ? 1.0 : (double) highWater / allocated;
     }
 
     public double totalFragmentation() {

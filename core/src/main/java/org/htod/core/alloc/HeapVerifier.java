@@ -23,7 +23,7 @@ final class HeapVerifier {
                     throw new CorruptStoreException("block at " + b.addr + " is on the free lists twice", b.addr);
                 }
             }
-            long[] c = new long[5]; // allocated blocks, allocated bytes, free blocks, leaked blocks, leaked bytes
+            long[] c = new long[6]; // allocated blocks, allocated bytes, free blocks, leaked blocks, leaked bytes, requested
             HeaderScanner s = new HeaderScanner(h);
             s.scan(h.start, h.tail, (addr, hd) -> {
                 FreeBlock f = free.remove(addr);
@@ -34,6 +34,7 @@ final class HeapVerifier {
                     }
                     c[0]++;
                     c[1] += hd.size;
+                    c[5] += BlockHeader.SIZE + hd.length;
                 } else if (f != null) {
                     if (f.size != hd.size) {
                         throw new CorruptStoreException("free block at " + addr + ": expected size " + f.size
@@ -50,7 +51,8 @@ final class HeapVerifier {
                 throw new CorruptStoreException(free.size() + " blocks on the free lists are not blocks on disk, e.g. "
                         + b.addr + " of " + b.size + " bytes", b.addr);
             }
-            return new VerifyReport(c[0], c[1], c[2], h.lists.freeBytes(), c[3], c[4], h.tail - h.start, s.headersRead);
+            return new VerifyReport(c[0], c[1], c[5], c[2], h.lists.freeBytes(), c[3], c[4], h.tail - h.start,
+                    h.highWater - h.start, s.headersRead);
         } finally {
             h.lock.unlock();
         }

@@ -25,15 +25,18 @@ import org.htod.core.container.StorageMethod;
  * 72  4  lists           number of PL list heads that follow (0 for TS and PFL)
  * 76  8  freeCount
  * 84     heads           lists × 8: PL disk list heads
- *        free blocks     freeCount × 36: addr 8, size 8, stamp 8, next 8, listId 4;
- *                        for PFL in chain order, list by list, so the chains are rebuilt exactly
+ *        free blocks     freeCount × 12: address/grain 8, size/grain 4. PFL writes them in
+ *                        chain order, list by list, so its chains and next pointers are rebuilt
+ *                        exactly; a PL block's own list link is read from its header the first
+ *                        time a split needs it. Stamps are not kept: after a clean close every
+ *                        extent is durable.
  * end-4  4  crc32c       of everything before it
  * </pre>
  */
 final class Snapshot {
     static final long MAGIC = 0x48544F44534E4150L; // "HTODSNAP"
     private static final int FIXED = 84;
-    private static final int PER_BLOCK = 36;
+    private static final int PER_BLOCK = 12;
 
     private Snapshot() {}
 
@@ -51,7 +54,7 @@ final class Snapshot {
             b.putLong(head);
         }
         for (FreeBlock f : blocks) {
-            b.putLong(f.addr).putLong(f.size).putLong(f.stamp).putLong(f.next).putInt(f.listId);
+            b.putLong(f.addr / h.grain).putInt(Math.toIntExact(f.size / h.grain));
         }
         CRC32C crc = new CRC32C();
         crc.update(b.array(), 0, b.position());
@@ -94,7 +97,7 @@ final class Snapshot {
         b.position(16);
         h.tail = b.getLong();
         h.stamp = b.getLong();
-        h.durableStamp = h.stamp;
+        h.markDurable();
         h.highWater = b.getLong();
         h.allocatedBytes = b.getLong();
         h.requestedBytes = b.getLong();
@@ -111,12 +114,20 @@ final class Snapshot {
         }
         FreeBlock[] chainTails = new FreeBlock[h.chainHeads.length];
         for (long i = 0; i < count; i++) {
-            FreeBlock f = new FreeBlock(b.getLong(), b.getLong(), b.getLong(), 0, b.getLong());
-            f.listId = b.getInt();
-            h.lists.add(f);
-            if (h.method == StorageMethod.PFL) {
+            long addr = b.getLong() * h.grain;
+            long size = (long) b.getInt() * h.grain;
+            if (addr < h.start || size <= 0 || addr > h.tail - size) {
+                throw new CorruptStoreException(where + ": free block " + i + " at " + addr + " of " + size
+                        + " bytes lies outside the blocks [" + h.start + ", " + h.tail + ")", ref.offset());
+            }
+            FreeBlock f = new FreeBlock(addr, size, h.stamp, BlockHeader.NO_LIST, 0);
+            if (h.method == StorageMethod.PL) {
+                f.listId = -1;
+            } else if (h.method == StorageMethod.PFL) {
+                f.listId = h.lists.listOf(size);
                 appendToChain(h, chainTails, f);
             }
+            h.lists.add(f);
         }
     }
 
@@ -126,6 +137,7 @@ final class Snapshot {
             h.chainHeads[f.listId] = f;
         } else {
             last.chainNext = f;
+            last.next = f.addr;
             f.chainPrev = last;
         }
         tails[f.listId] = f;

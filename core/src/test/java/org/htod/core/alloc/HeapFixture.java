@@ -57,7 +57,26 @@ final class HeapFixture {
         return Heap.open(dev, h.opt, null);
     }
 
-    static String seedMessage(long seed, StorageMethod m) {
-        return "seed=" + seed + " method=" + m + " (replay: set this seed in the test)";
+    /** A seeded run of a randomized test. */
+    @FunctionalInterface
+    interface SeededRun {
+        void run(StorageMethod method, long seed);
+    }
+
+    /**
+     * Runs {@code test} for {@code count} consecutive seeds from {@code -Dhtod.test.seed} (or the
+     * clock), naming the seed and method of a failure so that it can be replayed.
+     */
+    static void forEachSeed(StorageMethod method, int count, SeededRun test) {
+        long base = Long.getLong("htod.test.seed", System.nanoTime());
+        for (int i = 0; i < count; i++) {
+            long seed = base + i;
+            try {
+                test.run(method, seed);
+            } catch (AssertionError | RuntimeException e) {
+                throw new AssertionError("seed=" + seed + " method=" + method + " (replay with -Dhtod.test.seed=" + seed
+                        + "): " + e, e);
+            }
+        }
     }
 }

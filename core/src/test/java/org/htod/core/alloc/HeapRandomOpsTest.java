@@ -27,15 +27,7 @@ class HeapRandomOpsTest {
     @ParameterizedTest
     @EnumSource(StorageMethod.class)
     void randomOperationsMatchTheModel(StorageMethod method) {
-        long base = Long.getLong("htod.test.seed", System.nanoTime());
-        for (int i = 0; i < SEEDS; i++) {
-            long seed = base + i;
-            try {
-                run(method, seed);
-            } catch (AssertionError | RuntimeException e) {
-                throw new AssertionError(HeapFixture.seedMessage(seed, method) + ": " + e, e);
-            }
-        }
+        HeapFixture.forEachSeed(method, SEEDS, this::run);
     }
 
     private void run(StorageMethod method, long seed) {

@@ -1,0 +1,198 @@
+package org.htod.core.device;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import org.htod.core.HtodIOException;
+import org.htod.core.StoreClosedException;
+import org.htod.core.StoreFullException;
+import org.htod.core.StoreLockedException;
+
+/**
+ * A store in one file, through one {@link FileChannel}: positional reads and writes, {@code
+ * force(false)} for sync (data, not metadata such as the modification time), and an exclusive
+ * {@link FileLock} held while open, so that no second store, in this process or another, opens
+ * the same file.
+ *
+ * <p>A thread interrupted during I/O closes a {@code FileChannel} (that is how NIO works); the
+ * device then reports the interrupt as an {@link HtodIOException} and must be reopened.
+ */
+public final class FileDevice implements BlockDevice {
+    private final Path path;
+    private final FileChannel channel;
+    private final FileLock lock;
+    private final long capacity;
+    private final int sectorSize;
+    private volatile boolean closed;
+
+    private FileDevice(Path path, FileChannel channel, FileLock lock, long capacity, int sectorSize) {
+        this.path = path;
+        this.channel = channel;
+        this.lock = lock;
+        this.capacity = capacity;
+        this.sectorSize = sectorSize;
+    }
+
+    /** Opens or creates {@code path}, locked, with no size limit but the file system's and 512-byte sectors. */
+    public static FileDevice open(Path path) {
+        return open(path, Long.MAX_VALUE, 512);
+    }
+
+    /**
+     * Opens or creates {@code path}, locked exclusively.
+     *
+     * @param capacity most bytes the file may grow to; writes beyond fail with {@link StoreFullException}
+     * @param sectorSize unit of atomic writes assumed by the layers above (a power of two)
+     * @throws StoreLockedException if another open device holds the file
+     */
+    public static FileDevice open(Path path, long capacity, int sectorSize) {
+        if (sectorSize <= 0 || Integer.bitCount(sectorSize) != 1) {
+            throw new IllegalArgumentException("sector size must be a power of two, got " + sectorSize);
+        }
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            throw new HtodIOException("cannot open " + path, e);
+        }
+        FileLock lock;
+        try {
+            lock = ch.tryLock();
+        } catch (OverlappingFileLockException e) {
+            lock = null;
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new HtodIOException("cannot lock " + path, e);
+        }
+        if (lock == null) {
+            closeQuietly(ch);
+            throw new StoreLockedException(path + " is locked by another open store, in this process or another");
+        }
+        return new FileDevice(path, ch, lock, capacity, sectorSize);
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException suppressed) {
+            // The open already failed; that error is the one to report.
+        }
+    }
+
+    @Override
+    public void read(long pos, ByteBuffer dst) {
+        ensureOpen();
+        int len = dst.remaining();
+        long size = size();
+        if (pos < 0 || pos > size - len) {
+            throw new HtodIOException("read of " + len + " bytes at offset " + pos + " past the end of " + path + " (size "
+                    + size + ")", new java.io.EOFException());
+        }
+        try {
+            long at = pos;
+            while (dst.hasRemaining()) {
+                int n = channel.read(dst, at);
+                if (n < 0) {
+                    throw new java.io.EOFException("end of file at " + at);
+                }
+                at += n;
+            }
+        } catch (IOException e) {
+            throw error("read of " + len + " bytes at offset " + pos, e);
+        }
+    }
+
+    @Override
+    public void write(long pos, ByteBuffer src) {
+        ensureOpen();
+        int len = src.remaining();
+        if (pos < 0 || pos > capacity - len) {
+            throw new StoreFullException("write of " + len + " bytes at offset " + pos + " exceeds the capacity " + capacity
+                    + " of " + path);
+        }
+        try {
+            long at = pos;
+            while (src.hasRemaining()) {
+                at += channel.write(src, at);
+            }
+        } catch (IOException e) {
+            throw error("write of " + len + " bytes at offset " + pos, e);
+        }
+    }
+
+    @Override
+    public void sync() {
+        ensureOpen();
+        try {
+            channel.force(false);
+        } catch (IOException e) {
+            throw error("sync", e);
+        }
+    }
+
+    private RuntimeException error(String what, IOException e) {
+        String msg = String.valueOf(e.getMessage());
+        if (msg.contains("No space left on device") || msg.contains("Disk quota exceeded")) {
+            return new StoreFullException(what + " on " + path + " failed: the disk is full", e);
+        }
+        if (e instanceof ClosedByInterruptException) {
+            return new HtodIOException(what + " on " + path + " was interrupted, which closed the file; reopen the store", e);
+        }
+        return new HtodIOException(what + " on " + path + " failed", e);
+    }
+
+    @Override
+    public long size() {
+        ensureOpen();
+        try {
+            return channel.size();
+        } catch (IOException e) {
+            throw error("size", e);
+        }
+    }
+
+    @Override
+    public long capacity() {
+        return capacity;
+    }
+
+    @Override
+    public int sectorSize() {
+        return sectorSize;
+    }
+
+    @Override
+    public String name() {
+        return path.toString();
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            lock.release();
+        } catch (IOException e) {
+            // Closing the channel releases the lock anyway.
+        } finally {
+            closeQuietly(channel);
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new StoreClosedException(path + " is closed");
+        }
+    }
+}
