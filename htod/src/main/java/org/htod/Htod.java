@@ -1,11 +1,14 @@
 package org.htod;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 import org.htod.core.NotAStoreException;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.device.BlockDevice;
+import org.htod.core.device.FileDevice;
 import org.htod.core.storage.Storage;
 import org.htod.table.HashtableOnDisk;
 import org.htod.table.TableStore;
@@ -28,16 +31,39 @@ public final class Htod {
     private Htod() {}
 
     /**
+     * A builder for a store in the file {@code path}, created if missing (and allowed). The file is
+     * locked while the store is open, so that no other store, in this process or another, opens
+     * it.
+     */
+    public static Builder builder(Path path) {
+        Objects.requireNonNull(path, "path");
+        return new Builder(path.toString(), createIfMissing -> {
+            if (!createIfMissing && !Files.exists(path)) {
+                throw new NotAStoreException(path + " does not exist and createIfMissing is off");
+            }
+            return FileDevice.open(path);
+        });
+    }
+
+    /**
      * A builder for a store on {@code device}. The store owns the device: closing the store closes
      * it.
      */
     public static Builder builder(BlockDevice device) {
-        return new Builder(Objects.requireNonNull(device, "device"));
+        Objects.requireNonNull(device, "device");
+        return new Builder(device.name(), createIfMissing -> device);
+    }
+
+    /** Opens the device of a builder when the store is opened. */
+    @FunctionalInterface
+    interface DeviceOpener {
+        BlockDevice open(boolean createIfMissing);
     }
 
     /** Options of a store; each setter checks its value at once. */
     public static final class Builder {
-        private final BlockDevice device;
+        private final String where;
+        private final DeviceOpener opener;
         private final ContainerConfig.Builder container = ContainerConfig.builder();
         private Durability durability = Durability.SYNC;
         private Duration syncInterval = Duration.ofSeconds(1);
@@ -45,8 +71,9 @@ public final class Htod {
         private Clock clock = Clock.systemUTC();
         private int loadPermille = HashtableOnDisk.DEFAULT_LOAD_PERMILLE;
 
-        private Builder(BlockDevice device) {
-            this.device = device;
+        private Builder(String where, DeviceOpener opener) {
+            this.where = where;
+            this.opener = opener;
         }
 
         /** Heap storage method of a new store; default TS. */
@@ -139,14 +166,20 @@ public final class Htod {
          */
         public HtodStore open() {
             ContainerConfig cfg = container.build();
+            BlockDevice device = opener.open(createIfMissing);
             Storage storage;
-            if (device.size() == 0) {
-                if (!createIfMissing) {
-                    throw new NotAStoreException(device.name() + " is empty and createIfMissing is off");
+            try {
+                if (device.size() == 0) {
+                    if (!createIfMissing) {
+                        throw new NotAStoreException(where + " is empty and createIfMissing is off");
+                    }
+                    storage = Storage.create(device, cfg);
+                } else {
+                    storage = Storage.open(device);
                 }
-                storage = Storage.create(device, cfg);
-            } else {
-                storage = Storage.open(device);
+            } catch (RuntimeException e) {
+                device.close();
+                throw e;
             }
             TableStore tables;
             try {

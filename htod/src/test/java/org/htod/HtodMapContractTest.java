@@ -5,6 +5,7 @@ import com.google.common.collect.testing.TestStringMapGenerator;
 import com.google.common.collect.testing.features.CollectionFeature;
 import com.google.common.collect.testing.features.CollectionSize;
 import com.google.common.collect.testing.features.MapFeature;
+import java.nio.file.Path;
 import java.util.Map;
 import junit.framework.Test;
 import junit.framework.TestSuite;
@@ -27,6 +28,7 @@ public class HtodMapContractTest {
         TestSuite all = new TestSuite("HtodMap");
         all.addTest(suiteFor("HtodMap[NONE]", Durability.NONE));
         all.addTest(suiteFor("HtodMap[SYNC]", Durability.SYNC));
+        all.addTest(fileSuite());
         return all;
     }
 
@@ -50,6 +52,29 @@ public class HtodMapContractTest {
                 .createTestSuite();
     }
 
+    private static Path file;
+
+    /** The same suite on a file (FileDevice); durability NONE, since SYNC is covered above and fsyncs cost time. */
+    private static Test fileSuite() {
+        return ConcurrentMapTestSuiteBuilder.using(new TestStringMapGenerator() {
+                    @Override
+                    protected Map<String, String> create(Map.Entry<String, String>[] entries) {
+                        closeCurrent();
+                        file = TestStores.tempFile("guava");
+                        current = Htod.builder(file).grain(64).logSize(0).durability(Durability.NONE).open();
+                        HtodMap<String, String> m = current.map("guava", Codec.string(), Codec.string());
+                        for (Map.Entry<String, String> e : entries) {
+                            m.put(e.getKey(), e.getValue());
+                        }
+                        return m;
+                    }
+                })
+                .named("HtodMap[file, NONE]")
+                .withFeatures(MapFeature.GENERAL_PURPOSE, CollectionFeature.SUPPORTS_ITERATOR_REMOVE, CollectionSize.ANY)
+                .withTearDown(HtodMapContractTest::closeCurrent)
+                .createTestSuite();
+    }
+
     private static void closeCurrent() {
         HtodStore s = current;
         if (s == null) {
@@ -58,11 +83,18 @@ public class HtodMapContractTest {
         current = null;
         TestStores.verify(s);
         s.close();
-        try (HtodStore again = TestStores.small(device.reopen()).open()) {
+        Path f = file;
+        file = null;
+        try (HtodStore again = f != null ? Htod.builder(f).createIfMissing(false).open()
+                : TestStores.small(device.reopen()).open()) {
             if (!again.recoveryReport().clean()) {
                 throw new AssertionError("a closed store reopens cleanly: " + again.recoveryReport());
             }
             TestStores.verify(again);
+        } finally {
+            if (f != null) {
+                TestStores.delete(f);
+            }
         }
     }
 }

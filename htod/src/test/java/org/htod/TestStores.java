@@ -1,5 +1,9 @@
 package org.htod;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.MemoryDevice;
 
@@ -18,6 +22,27 @@ final class TestStores {
 
     static HtodStore memory() {
         return small(new MemoryDevice()).open();
+    }
+
+    /** A new, absent file under the test directory ({@code htod.test.dir}, else the system's temp directory). */
+    static Path tempFile(String prefix) {
+        try {
+            Path dir = Path.of(System.getProperty("htod.test.dir", System.getProperty("java.io.tmpdir")));
+            Files.createDirectories(dir);
+            Path f = Files.createTempFile(dir, prefix, ".htod");
+            Files.delete(f);
+            return f;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static void delete(Path f) {
+        try {
+            Files.deleteIfExists(f);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Verifies every table of {@code store}: chains, CRCs, counts and no leaked block. */

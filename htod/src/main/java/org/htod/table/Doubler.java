@@ -43,11 +43,14 @@ import java.util.List;
  * 256 batches at most, so the syncs per doubling stay bounded whatever the table size.
  */
 final class Doubler {
+    /** Smallest batch; tests lower it to get doublings of many batches from small tables. */
+    static volatile int minBatch = 1024;
+
     private Doubler() {}
 
     /** Old buckets moved per batch: about 1/256 of the table, 1024 to 16384 (and within one segment). */
     static int batchSize(Shape s) {
-        long k = Math.max(1024, Math.min(16384, s.n() / 256));
+        long k = Math.max(minBatch, Math.min(16384, s.n() / 256));
         k = Math.min(k, s.n());
         // A power of two within one segment of the old array, hence batch starts are multiples of
         // it and the runs of new slots [from, from + k) and [from + n, from + n + k) each lie in one

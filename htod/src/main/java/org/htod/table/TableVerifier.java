@@ -14,7 +14,7 @@ import org.htod.core.alloc.Heap;
  *   <li>the heap's own invariants ({@code Heap.verify});
  *   <li>every chain is well formed: no entry reached twice (no cycle, no shared tail), every entry
  *       an allocated block whose CRC matches, of its table, with the stored hash equal to the
- *       hash of its key and landing in the bucket that holds it;
+ *       hash of its key and landing in the bucket that holds it, and no key twice;
  *   <li>no doubling is left half-unzipped, and each table's entry count equals its size;
  *   <li>with {@code checkLeaks}, every allocated block of the heap is reached from the catalog
  *       (meaningful when no operation is running, as after a close and reopen).
@@ -125,6 +125,7 @@ public final class TableVerifier {
     private static long chain(HashtableOnDisk t, BucketArray a, long bucket, TableRecovery.Marks marks, long[] reached) {
         long cur = a.get(t.heap, bucket);
         long n = 0;
+        java.util.Set<ByteBuffer> keys = new java.util.HashSet<>();
         while (cur != 0) {
             t.checkLink(cur);
             mark(marks, cur, reached, t, "an entry");
@@ -139,6 +140,9 @@ public final class TableVerifier {
             if ((h.hash & a.mask()) != bucket) {
                 throw t.corrupt(cur, "an entry hashing to bucket " + bucket + " of " + a.bucketCount,
                         "one hashing to bucket " + (h.hash & a.mask()));
+            }
+            if (!keys.add(ByteBuffer.wrap(key))) {
+                throw t.corrupt(cur, "each key once in bucket " + bucket, "a second entry for one key");
             }
             if (h.version < 1) {
                 throw t.corrupt(cur, "a version of at least 1", Long.toString(h.version));

@@ -1,0 +1,372 @@
+package org.htod.table;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import org.htod.core.container.ContainerConfig;
+import org.htod.core.container.StorageMethod;
+import org.htod.core.device.BlockDevice;
+import org.htod.core.device.CountingDevice;
+import org.htod.core.device.CrashDevice;
+import org.htod.core.device.MemoryDevice;
+import org.htod.core.device.SimulatedCrashException;
+import org.htod.core.storage.Storage;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Power loss at a random write or sync of a seeded workload of puts (new keys and replacements, small and
+ * multi-sector values), removes, batches, clears and doublings of many batches: the device keeps a
+ * random subset of the unsynced writes and tears one, the store is reopened on what survived, and
+ * then
+ *
+ * <ul>
+ *   <li>the structural verifier passes, leak check included (recovery freed every leak);
+ *   <li>every key holds a value it could hold: with durability SYNC, its value after the last
+ *       operation that returned, or the one in flight; with NONE, any value written since the
+ *       last sync. Never another value, never garbage (CRCs are checked on every read);
+ *   <li>iteration agrees with lookups and the size.
+ * </ul>
+ *
+ * Some points crash a second time, during the recovery of the first crash. A failure names its
+ * seed.
+ */
+class TableCrashTest {
+    private static final int POINTS = 1200 * Integer.getInteger("htod.test.scale", 1);
+    private static final int WORKLOADS = 24;
+    private static int savedMinBatch;
+
+    @BeforeAll
+    static void smallDoublingBatches() {
+        savedMinBatch = Doubler.minBatch;
+        Doubler.minBatch = 16;
+    }
+
+    @AfterAll
+    static void restore() {
+        Doubler.minBatch = savedMinBatch;
+    }
+
+    private final Map<Integer, Long> writesOf = new HashMap<>();
+    private int inDoubling;
+    private int inRecovery;
+
+    @Test
+    void everySyncedEntrySurvivesPowerLoss() {
+        for (int i = 0; i < POINTS; i++) {
+            long seed = 0xC4A5_0000L + i;
+            try {
+                point(seed);
+            } catch (Throwable e) {
+                throw new AssertionError("seed=" + seed + ": " + e, e);
+            }
+        }
+        System.out.println(POINTS + " random crash points: " + inDoubling + " in a doubling, " + inRecovery
+                + " crashed again in the recovery");
+        assertTrue(inDoubling >= POINTS / 20, "only " + inDoubling + " crashes fell in a doubling");
+        assertTrue(inRecovery >= POINTS / 20, "only " + inRecovery + " crashes fell in a recovery");
+    }
+
+    private static final class Config {
+        final int workload;
+        final boolean syncEach;
+        final StorageMethod method;
+        final int ops;
+        final int inserts;
+
+        Config(int workload) {
+            this(workload, 350 + new SplittableRandom(workload).nextInt(150), 150);
+        }
+
+        Config(int workload, int ops, int inserts) {
+            this.workload = workload;
+            this.syncEach = workload % 2 == 0;
+            this.method = StorageMethod.values()[workload / 2 % 3];
+            this.ops = ops;
+            this.inserts = inserts;
+        }
+    }
+
+    /**
+     * Small workloads crashed at every one of their writes and syncs, twice with different survivors: dense
+     * coverage of each step of the doublings they make (64 to 128 to 256 buckets, in batches of 16).
+     */
+    @Test
+    void powerLossAtEveryWriteOfSmallWorkloads() {
+        int points = 0;
+        for (int w = 0; w < 4; w++) {
+            Config c = new Config(100 + w, 130, 110);
+            long total = countWrites(c);
+            for (int k = 1; k <= total; k++) {
+                for (int rep = 0; rep < 2; rep++) {
+                    long seed = (long) w << 32 | (long) k << 1 | rep;
+                    try {
+                        point(c, k, seed, new SplittableRandom(seed));
+                    } catch (Throwable e) {
+                        throw new AssertionError("workload=" + c.workload + " k=" + k + " seed=" + seed + ": " + e, e);
+                    }
+                    points++;
+                }
+            }
+        }
+        System.out.println(points + " crash points at every write and sync of 4 small workloads");
+        assertTrue(points >= 1000, "only " + points + " crash points");
+    }
+
+    private static Storage create(BlockDevice dev, Config c) {
+        return Storage.create(dev, ContainerConfig.builder().storageMethod(c.method).grain(64).logSize(0).build());
+    }
+
+    private void point(long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        Config c = new Config(r.nextInt(WORKLOADS));
+        long total = writesOf.computeIfAbsent(c.workload, w -> countWrites(c));
+        int k = 1 + r.nextInt((int) total);
+        point(c, k, seed, r);
+    }
+
+    private void point(Config c, int k, long seed, SplittableRandom r) {
+        MemoryDevice disk = new MemoryDevice();
+        CrashDevice crash = new CrashDevice(disk);
+        PowerCut dev = new PowerCut(crash);
+        Model model = new Model(c.syncEach);
+        TableStore ts = TableStore.open(create(dev, c), c.syncEach, () -> 0L, 750);
+        dev.arm(k);
+        boolean crashed = false;
+        try {
+            workload(c, ts, model);
+            ts.close();
+        } catch (SimulatedCrashException e) {
+            crashed = true;
+            if (inDoubling(e)) {
+                inDoubling++;
+            }
+        }
+        crash.crash(seed);
+        MemoryDevice after = disk.reopen();
+        if (crashed && r.nextInt(4) == 0) {
+            // Power fails again while the store recovers from the first failure.
+            CrashDevice again = new CrashDevice(after);
+            PowerCut cut = new PowerCut(again);
+            cut.arm(1 + r.nextInt(40));
+            try {
+                TableStore.open(Storage.open(cut), c.syncEach, () -> 0L, 750).close();
+            } catch (SimulatedCrashException e) {
+                inRecovery++;
+            }
+            again.crash(seed + 1);
+            after = after.reopen();
+        }
+        TableStore reopened = TableStore.open(Storage.open(after), c.syncEach, () -> 0L, 750);
+        reopened.verify(true);
+        HashtableOnDisk t = reopened.table("t", false);
+        model.check(t);
+        reopened.close();
+    }
+
+    private static boolean inDoubling(Throwable e) {
+        for (StackTraceElement f : e.getStackTrace()) {
+            if (f.getClassName().equals(Doubler.class.getName())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private long countWrites(Config c) {
+        CountingDevice dev = new CountingDevice(new MemoryDevice());
+        TableStore ts = TableStore.open(create(dev, c), c.syncEach, () -> 0L, 750);
+        dev.reset();
+        workload(c, ts, new Model(c.syncEach));
+        ts.close();
+        return dev.counts().writes() + dev.counts().syncs();
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] value(SplittableRandom r, int op) {
+        int len = r.nextInt(8) == 0 ? 600 + r.nextInt(1500) : 1 + r.nextInt(20);
+        byte[] v = new byte[len];
+        r.nextBytes(v);
+        v[0] = (byte) op; // values differ from one write to the next
+        return v;
+    }
+
+    /** The seeded workload; the table is created inside it, so that its creation can crash too. */
+    static void workload(Config c, TableStore ts, Model model) {
+        SplittableRandom r = new SplittableRandom(c.workload * 7919L);
+        HashtableOnDisk t = ts.table("t", true);
+        int keys = 500;
+        for (int op = 0; op < c.ops; op++) {
+            boolean insert = op < c.inserts;
+            int kind = insert ? 0 : r.nextInt(100);
+            byte[] key = bytes("key" + (insert ? op : r.nextInt(keys)));
+            if (insert && op % 10 == 9) {
+                // a batch of replacements of earlier keys and new keys: in NONE mode the replaced
+                // entries wait to be freed when the doubling this batch may start begins
+                List<byte[]> ks = new ArrayList<>();
+                List<byte[]> vs = new ArrayList<>();
+                for (int i = 0; i < 6; i++) {
+                    byte[] k = bytes("key" + (i < 3 ? r.nextInt(op) : op + 1000 * (i + 1)));
+                    byte[] v = value(r, op);
+                    ks.add(k);
+                    vs.add(v);
+                    model.begin(k, v);
+                }
+                t.putAll(ks, vs, 0);
+            } else if (kind < 50) {
+                byte[] v = value(r, op);
+                model.begin(key, v);
+                t.update(key, cur -> Change.put(v, 0));
+            } else if (kind < 70) {
+                model.begin(key, null);
+                t.update(key, cur -> cur == null ? null : Change.REMOVE);
+            } else if (kind < 80) {
+                byte[] v = value(r, op);
+                model.beginIfPresent(key, v);
+                t.update(key, cur -> cur == null ? null : Change.put(v, 0));
+            } else if (kind < 92) {
+                List<byte[]> ks = new ArrayList<>();
+                List<byte[]> vs = new ArrayList<>();
+                int n = 2 + r.nextInt(30);
+                for (int i = 0; i < n; i++) {
+                    byte[] k = bytes("key" + r.nextInt(keys));
+                    byte[] v = value(r, op);
+                    ks.add(k);
+                    vs.add(v);
+                    model.begin(k, v);
+                }
+                t.putAll(ks, vs, 0);
+            } else if (kind < 93) {
+                model.beginClear();
+                t.clear();
+            } else if (!c.syncEach && kind < 98) {
+                ts.sync();
+                model.synced();
+            }
+            model.done();
+        }
+    }
+
+    /**
+     * What each key may hold after a crash. With syncEach, the value after the last completed
+     * operation, plus what the operation in flight would write. Without, every value written since
+     * the last sync.
+     */
+    static final class Model {
+        private final boolean syncEach;
+        private final Map<String, byte[]> current = new HashMap<>();
+        private final Map<String, List<byte[]>> possible = new HashMap<>();
+        private final Set<String> inFlight = new HashSet<>();
+        private boolean clearing;
+
+        Model(boolean syncEach) {
+            this.syncEach = syncEach;
+        }
+
+        private static String k(byte[] key) {
+            return new String(key, StandardCharsets.UTF_8);
+        }
+
+        private List<byte[]> possibleOf(String k) {
+            return possible.computeIfAbsent(k, x -> {
+                List<byte[]> l = new ArrayList<>();
+                l.add(current.get(x));
+                return l;
+            });
+        }
+
+        void begin(byte[] key, byte[] value) {
+            String k = k(key);
+            possibleOf(k).add(value);
+            current.put(k, value);
+            inFlight.add(k);
+        }
+
+        void beginIfPresent(byte[] key, byte[] value) {
+            if (current.get(k(key)) != null) {
+                begin(key, value);
+            }
+        }
+
+        void beginClear() {
+            for (String k : new ArrayList<>(current.keySet())) {
+                if (current.get(k) != null) {
+                    begin(bytes(k), null);
+                }
+            }
+            clearing = true;
+        }
+
+        /** The operation returned: with syncEach its effect is durable. */
+        void done() {
+            if (syncEach) {
+                for (String k : inFlight) {
+                    List<byte[]> l = new ArrayList<>();
+                    l.add(current.get(k));
+                    possible.put(k, l);
+                }
+            }
+            inFlight.clear();
+            clearing = false;
+        }
+
+        void synced() {
+            possible.clear();
+        }
+
+        void check(HashtableOnDisk t) {
+            Set<String> all = new HashSet<>(current.keySet());
+            all.addAll(possible.keySet());
+            long present = 0;
+            for (String k : all) {
+                List<byte[]> ok = possible.containsKey(k) ? possible.get(k) : java.util.Collections.singletonList(current.get(k));
+                StoredEntry e = t == null ? null : t.get(bytes(k));
+                byte[] found = e == null ? null : e.value();
+                boolean match = false;
+                for (byte[] v : ok) {
+                    match |= Arrays.equals(v, found);
+                }
+                if (!match) {
+                    throw new AssertionError("key " + k + " holds " + describe(found) + ", expected one of "
+                            + ok.stream().map(Model::describe).toList());
+                }
+                if (found != null) {
+                    present++;
+                }
+            }
+            if (t == null) {
+                return;
+            }
+            long iterated = 0;
+            for (Iterator<StoredEntry> it = t.iterator(true); it.hasNext();) {
+                StoredEntry e = it.next();
+                StoredEntry again = t.get(e.key());
+                if (again == null || !Arrays.equals(again.value(), e.value())) {
+                    throw new AssertionError("iteration returned " + k(e.key()) + " which get does not");
+                }
+                iterated++;
+            }
+            if (iterated != present || t.size() != present) {
+                throw new AssertionError(present + " keys present, iteration found " + iterated + ", size says "
+                        + t.size());
+            }
+        }
+
+        static String describe(byte[] v) {
+            return v == null ? "nothing" : v.length + " bytes [" + (v[0] & 0xff) + ", ...]";
+        }
+    }
+}
