@@ -1,0 +1,288 @@
+package org.htod;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.htod.core.NotAStoreException;
+import org.htod.core.StoreClosedException;
+import org.htod.core.StoreLockedException;
+import org.htod.core.device.CountingDevice;
+import org.htod.core.device.MemoryDevice;
+import org.junit.jupiter.api.Test;
+
+class HtodMapFeaturesTest {
+
+    /** A clock the test moves by hand. */
+    static final class ManualClock extends Clock {
+        long millis = 1_000_000;
+
+        @Override
+        public ZoneOffset getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochMilli(millis);
+        }
+
+        @Override
+        public long millis() {
+            return millis;
+        }
+    }
+
+    @Test
+    void entriesExpireLazilyAndBySweep() {
+        ManualClock clock = new ManualClock();
+        MemoryDevice dev = new MemoryDevice();
+        try (HtodStore s = TestStores.small(dev).clock(clock).open()) {
+            HtodMap<String, String> m = s.map("ttl", Codec.string(), Codec.string());
+            m.put("short", "a", Duration.ofSeconds(10));
+            m.put("long", "b", Duration.ofMinutes(10));
+            m.put("forever", "c");
+            for (int i = 0; i < 100; i++) {
+                m.put("swept" + i, "x", Duration.ofSeconds(5));
+            }
+            assertEquals("a", m.get("short"));
+            clock.millis += 11_000;
+            assertEquals(103, m.size(), "expired entries count until removed");
+            assertNull(m.get("short"), "a read of an expired entry misses");
+            assertEquals(102, m.size(), "and removes it");
+            assertFalse(m.containsKey("swept3"));
+            Set<String> keys = new HashSet<>(m.keySet());
+            assertEquals(Set.of("long", "forever"), keys, "iteration skips the dead");
+            assertNull(m.putIfAbsent("swept4", "new"), "a dead entry counts as absent for writes");
+            assertEquals(98, m.sweepExpired());
+            assertEquals(3, m.size());
+            assertEquals("new", m.get("swept4"));
+            TestStores.verify(s);
+        }
+        try (HtodStore s = TestStores.small(dev.reopen()).clock(clock).open()) {
+            HtodMap<String, String> m = s.map("ttl", Codec.string(), Codec.string());
+            clock.millis += Duration.ofMinutes(10).toMillis();
+            assertNull(m.get("long"), "expiry survives a reopen");
+            assertEquals("c", m.get("forever"));
+        }
+    }
+
+    @Test
+    void tooLargeIsRefusedBeforeAnyWrite() {
+        CountingDevice dev = new CountingDevice(new MemoryDevice());
+        try (HtodStore s = TestStores.small(dev).open()) {
+            HtodMap<byte[], byte[]> m = s.map("big", Codec.bytes(), Codec.bytes());
+            dev.reset();
+            assertThrows(EntryTooLargeException.class, () -> m.put(new byte[Htod.MAX_KEY_BYTES + 1], new byte[1]));
+            assertThrows(EntryTooLargeException.class, () -> m.put(new byte[1], new byte[Htod.MAX_VALUE_BYTES + 1]));
+            Map<byte[], byte[]> batch = new java.util.LinkedHashMap<>();
+            batch.put(new byte[] {1}, new byte[] {1});
+            batch.put(new byte[Htod.MAX_KEY_BYTES + 1], new byte[1]);
+            assertThrows(EntryTooLargeException.class, () -> m.putAll(batch));
+            assertEquals(0, dev.counts().writes(), "nothing written");
+            assertTrue(m.isEmpty());
+            byte[] big = new byte[20 << 20];
+            big[123_456] = 7;
+            m.put(new byte[Htod.MAX_KEY_BYTES], big);
+            assertArrayEquals(big, m.get(new byte[Htod.MAX_KEY_BYTES]));
+            TestStores.verify(s);
+        }
+    }
+
+    @Test
+    void byteArraysCompareByContent() {
+        try (HtodStore s = TestStores.memory()) {
+            HtodMap<byte[], byte[]> m = s.map("bytes", Codec.bytes(), Codec.bytes());
+            m.put(new byte[] {1, 2}, new byte[] {3});
+            assertArrayEquals(new byte[] {3}, m.get(new byte[] {1, 2}));
+            assertTrue(m.containsKey(new byte[] {1, 2}));
+            assertTrue(m.containsValue(new byte[] {3}));
+            assertFalse(m.remove(new byte[] {1, 2}, new byte[] {4}));
+            assertTrue(m.replace(new byte[] {1, 2}, new byte[] {3}, new byte[] {5}));
+            assertTrue(m.remove(new byte[] {1, 2}, new byte[] {5}));
+            assertTrue(m.isEmpty());
+        }
+    }
+
+    @Test
+    void numberCodecsAndTheirOrder() {
+        try (HtodStore s = TestStores.memory()) {
+            HtodMap<Long, Integer> m = s.map("n", Codec.longs(), Codec.ints());
+            m.put(Long.MIN_VALUE, Integer.MAX_VALUE);
+            m.put(-1L, -1);
+            assertEquals(Integer.MAX_VALUE, m.get(Long.MIN_VALUE));
+            assertEquals(-1, m.get(-1L));
+            assertNull(m.get("not a long"), "a key of another type is simply absent");
+            assertFalse(m.containsKey(3));
+        }
+    }
+
+    record Page(String url, int version, List<String> fragments) {}
+
+    @Test
+    void jacksonCodecForRecords() {
+        try (HtodStore s = TestStores.memory()) {
+            HtodMap<String, Page> m = s.map("pages", Codec.string(), JacksonCodec.of(Page.class));
+            Page p = new Page("/a", 3, List.of("f1", "f2"));
+            m.put("/a", p);
+            assertEquals(p, m.get("/a"));
+            assertTrue(m.containsValue(new Page("/a", 3, List.of("f1", "f2"))));
+            assertTrue(m.remove("/a", new Page("/a", 3, List.of("f1", "f2"))));
+        }
+    }
+
+    @Test
+    void severalMapsInOneStoreSurviveAReopen() {
+        MemoryDevice dev = new MemoryDevice();
+        try (HtodStore s = TestStores.small(dev).open()) {
+            for (int i = 0; i < 30; i++) {
+                HtodMap<String, Integer> m = s.map("map" + i, Codec.string(), Codec.ints());
+                for (int j = 0; j < i; j++) {
+                    m.put("k" + j, i * 1000 + j);
+                }
+            }
+            assertThrows(IllegalArgumentException.class, () -> s.map("map1", Codec.string(), Codec.longs()));
+        }
+        try (HtodStore s = TestStores.small(dev.reopen()).open()) {
+            assertEquals(30, s.mapNames().size());
+            for (int i = 0; i < 30; i++) {
+                HtodMap<String, Integer> m = s.map("map" + i, Codec.string(), Codec.ints());
+                assertEquals(i, m.size());
+                for (int j = 0; j < i; j++) {
+                    assertEquals(i * 1000 + j, m.get("k" + j));
+                }
+            }
+            TestStores.verify(s);
+        }
+    }
+
+    @Test
+    void iterationDuringDoublingReturnsEachKeyOnce() {
+        try (HtodStore s = TestStores.memory()) {
+            HtodMap<Integer, Integer> m = s.map("grow", Codec.ints(), Codec.ints());
+            for (int i = 0; i < 40; i++) {
+                m.put(i, i);
+            }
+            Iterator<Integer> it = m.keySet().iterator();
+            Set<Integer> seen = new HashSet<>();
+            int next = 40;
+            while (it.hasNext()) {
+                assertTrue(seen.add(it.next()), "a key came back twice");
+                for (int j = 0; j < 50 && next < 2000; j++) {
+                    m.put(next, next); // several doublings while the iterator walks
+                    next++;
+                }
+            }
+            for (int i = 0; i < 40; i++) {
+                assertTrue(seen.contains(i), "key " + i + ", present throughout, was returned");
+            }
+            TestStores.verify(s);
+        }
+    }
+
+    @Test
+    void iteratorRemoveAndEntrySetValue() {
+        try (HtodStore s = TestStores.memory()) {
+            HtodMap<String, String> m = s.map("it", Codec.string(), Codec.string());
+            for (int i = 0; i < 200; i++) {
+                m.put("k" + i, "v" + i);
+            }
+            List<String> removed = new ArrayList<>();
+            for (Iterator<Map.Entry<String, String>> it = m.entrySet().iterator(); it.hasNext();) {
+                Map.Entry<String, String> e = it.next();
+                if (e.getKey().endsWith("7")) {
+                    it.remove();
+                    removed.add(e.getKey());
+                } else {
+                    e.setValue(e.getValue() + "!");
+                }
+            }
+            assertEquals(20, removed.size());
+            assertEquals(180, m.size());
+            assertEquals("v1!", m.get("k1"));
+            TestStores.verify(s);
+        }
+    }
+
+    @Test
+    void closedStoreRefusesWork() {
+        HtodStore s = TestStores.memory();
+        HtodMap<String, String> m = s.map("c", Codec.string(), Codec.string());
+        s.close();
+        assertThrows(StoreClosedException.class, () -> m.put("a", "b"));
+        assertThrows(StoreClosedException.class, () -> m.get("a"));
+        assertThrows(StoreClosedException.class, () -> s.map("d", Codec.string(), Codec.string()));
+        s.close(); // idempotent
+    }
+
+    @Test
+    void fileStoresAreLockedAndNotCreatedWhenAskedNotTo() {
+        Path f = TestStores.tempFile("lock");
+        try {
+            assertThrows(NotAStoreException.class, () -> Htod.builder(f).createIfMissing(false).open());
+            try (HtodStore s = Htod.builder(f).durability(Durability.SYNC).open()) {
+                s.map("m", Codec.string(), Codec.string()).put("a", "b");
+                assertThrows(StoreLockedException.class, () -> Htod.builder(f).open());
+            }
+            try (HtodStore s = Htod.builder(f).createIfMissing(false).open()) {
+                assertTrue(s.recoveryReport().clean());
+                assertEquals("b", s.map("m", Codec.string(), Codec.string()).get("a"));
+            }
+        } finally {
+            TestStores.delete(f);
+        }
+    }
+
+    @Test
+    void asyncDurabilitySyncsInTheBackground() throws Exception {
+        CountingDevice dev = new CountingDevice(new MemoryDevice());
+        try (HtodStore s = TestStores.small(dev).durability(Durability.ASYNC).syncInterval(Duration.ofMillis(20)).open()) {
+            HtodMap<String, String> m = s.map("a", Codec.string(), Codec.string());
+            m.put("k", "v");
+            long before = dev.counts().syncs();
+            Thread.sleep(200);
+            assertTrue(dev.counts().syncs() > before, "the background thread synced");
+        }
+    }
+
+    @Test
+    void recoveryFreesWhatACrashLeaked() {
+        MemoryDevice dev = new MemoryDevice();
+        HtodStore s = TestStores.small(dev).open();
+        HtodMap<String, String> m = s.map("r", Codec.string(), Codec.string());
+        for (int i = 0; i < 500; i++) {
+            m.put("k" + i, "v" + i);
+        }
+        for (int i = 0; i < 500; i += 2) {
+            m.put("k" + i, "w" + i); // the replaced entries wait for a sync to be freed
+        }
+        // abandoned: the process dies with retired blocks still allocated
+        try (HtodStore again = TestStores.small(dev.reopen()).open()) {
+            RecoveryReport r = again.recoveryReport();
+            assertFalse(r.clean());
+            assertEquals(500, r.entriesCounted());
+            assertTrue(r.leakedBlocksFreed() >= 1, r.toString());
+            assertEquals(500, again.map("r", Codec.string(), Codec.string()).size());
+            TestStores.verify(again);
+        }
+    }
+}
