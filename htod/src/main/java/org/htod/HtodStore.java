@@ -3,9 +3,7 @@ package org.htod;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -26,7 +24,6 @@ public final class HtodStore implements AutoCloseable {
     private final Durability durability;
     private final Clock clock;
     private final org.htod.RecoveryReport report;
-    private final Map<String, Codec<?>[]> codecs = new ConcurrentHashMap<>();
     private final ScheduledExecutorService syncer;
     private volatile boolean closed;
 
@@ -72,20 +69,15 @@ public final class HtodStore implements AutoCloseable {
     }
 
     /**
-     * The map called {@code name}, created empty if the store has none. Maps are kept by name
-     * only: opening one with other codecs than the bytes were written with is the caller's error,
-     * and opening one name twice in a session with different codecs is refused.
+     * The map called {@code name}, created empty if the store has none. A map is kept by name
+     * only, as bytes: reading it with other codecs than it was written with is the caller's error.
+     * Several views of one map, even with different codecs, share its table and its locks.
      */
     public <K, V> HtodMap<K, V> map(String name, Codec<K> keyCodec, Codec<V> valueCodec) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(keyCodec, "keyCodec");
         Objects.requireNonNull(valueCodec, "valueCodec");
         ensureOpen();
-        Codec<?>[] known = codecs.computeIfAbsent(name, n -> new Codec<?>[] {keyCodec, valueCodec});
-        if (known[0] != keyCodec || known[1] != valueCodec) {
-            throw new IllegalArgumentException("map '" + name + "' is already open with codecs " + known[0] + " and "
-                    + known[1] + ", not " + keyCodec + " and " + valueCodec);
-        }
         HashtableOnDisk t = tables.table(name, true);
         return new HtodMap<>(name, t, t, keyCodec, valueCodec, clock::millis);
     }

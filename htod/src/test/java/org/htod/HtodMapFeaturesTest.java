@@ -160,7 +160,6 @@ class HtodMapFeaturesTest {
                     m.put("k" + j, i * 1000 + j);
                 }
             }
-            assertThrows(IllegalArgumentException.class, () -> s.map("map1", Codec.string(), Codec.longs()));
         }
         try (HtodStore s = TestStores.small(dev.reopen()).open()) {
             assertEquals(30, s.mapNames().size());
