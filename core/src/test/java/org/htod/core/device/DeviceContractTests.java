@@ -62,4 +62,23 @@ class DeviceContractTests {
             return new FaultyDevice(new MemoryDevice(CAPACITY, 512));
         }
     }
+
+    @Nested
+    class Raw extends BlockDeviceContractTest {
+        private final java.util.List<Path> files = new java.util.ArrayList<>();
+
+        @Override
+        BlockDevice create() throws Exception {
+            Path f = Files.createTempFile(testDir(), "raw", ".htod");
+            files.add(f);
+            return RawDeviceTest.openOrSkip(f, CAPACITY);
+        }
+
+        @Override
+        void cleanUp() throws Exception {
+            for (Path f : files) {
+                Files.deleteIfExists(f);
+            }
+        }
+    }
 }
