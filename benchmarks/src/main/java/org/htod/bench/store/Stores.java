@@ -34,10 +34,14 @@ public final class Stores {
     /**
      * The JVM flags the rivals need on Java 17. lmdbjava reads the address of direct buffers by
      * reflection ({@code java.nio}, {@code sun.nio.ch}); Chronicle Map reaches into JDK internals
-     * for memory mapping, cleaners and code generation (Chronicle's "Java 17 support" notes). The
-     * same list is in {@code benchmarks/pom.xml} (surefire) and in {@code BenchFlags} (JMH forks).
+     * for memory mapping, cleaners and code generation (Chronicle's "Java 17 support" notes), and
+     * Chronicle's usage analytics, which would report to a web service, are switched off (the
+     * benchmarks also leave the analytics library out). The same list is in {@code
+     * benchmarks/pom.xml} (surefire), {@code benchmarks/jvm-flags.txt} (for {@code java @file}) and
+     * the {@code @Fork} of {@code org.htod.bench.StoreBenchmark}; {@code JvmFlagsTest} checks.
      */
     public static final List<String> JVM_FLAGS = List.of(
+            "-Dchronicle.analytics.disable=true",
             "--add-opens=java.base/java.nio=ALL-UNNAMED",
             "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
             "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",

@@ -148,7 +148,7 @@ public final class Corpus {
         int day = 1 + (int) (i % 17);
         String sport = SPORTS[(int) ((i / 17) % SPORTS.length)];
         String page = OLYMPIC_PAGES[(int) ((i / (17L * SPORTS.length)) % OLYMPIC_PAGES.length)];
-        return String.format("/olympics/day%02d/%s/%s-%d.html", day, sport, page, i);
+        return "/olympics/day" + (day < 10 ? "0" : "") + day + "/" + sport + "/" + page + "-" + i + ".html";
     }
 
     private static final String[] PROXY_DIRS = {"", "/images", "/news", "/cgi-bin", "/docs/manual", "/pub/software"};
