@@ -6,6 +6,8 @@
 // The qualified exports name modules built after this one, which javac reports as not found.
 @SuppressWarnings("module")
 module org.htod.core {
+    requires jdk.unsupported; // com.sun.nio.file.ExtendedOpenOption.DIRECT, a JDK module
+
     exports org.htod.core;
     exports org.htod.core.device;
     exports org.htod.core.container to org.htod;

@@ -108,7 +108,7 @@ public class AllocatorBenchmark {
     }
 
     private ByteBuffer next() {
-        int size = Math.max(0, sizes.next(random) - 48);
+        int size = Math.max(0, sizes.sample(random) - 48);
         return payload.duplicate().limit(size);
     }
 

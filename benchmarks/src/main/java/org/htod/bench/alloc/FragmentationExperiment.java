@@ -70,14 +70,14 @@ public final class FragmentationExperiment {
         FirstFit ff = new FirstFit(GRAIN);
         List<long[]> live = new ArrayList<>(n); // heap handle, first-fit address, request bytes
         for (int i = 0; i < n; i++) {
-            live.add(create(heap, ff, sizes.next(r)));
+            live.add(create(heap, ff, sizes.sample(r)));
         }
         for (int i = 0; i < replacements; i++) {
             int victim = r.nextInt(live.size());
             long[] v = live.get(victim);
             heap.free(v[0]);
             ff.free(v[1], v[2]);
-            live.set(victim, create(heap, ff, sizes.next(r)));
+            live.set(victim, create(heap, ff, sizes.sample(r)));
         }
         VerifyReport report = heap.verify();
         heap.close();

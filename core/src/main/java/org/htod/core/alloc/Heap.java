@@ -85,6 +85,8 @@ public final class Heap implements AutoCloseable {
     long coalesces;
     private long freeAfterCoalesce;
     private volatile boolean closed;
+    /** A device error in the middle of a change: memory and disk may disagree until a reopen recovers. */
+    private volatile RuntimeException failure;
     RecoveryReport report;
 
     private Heap(BlockDevice dev, HeapOptions opt) {
@@ -185,31 +187,57 @@ public final class Heap implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
-            if (fresh.size() >= FRESH_LIMIT) {
-                sync();
-            }
-            maybeCoalesceForFragmentation();
-            Placement p = place(size);
-            if (p == null && !fresh.isEmpty()) {
-                sync();
-                p = place(size);
-            }
-            if (p == null && lists.freeCount() > 0) {
-                Coalescer.coalesce(this);
-                p = place(size);
+            Placement p;
+            try {
+                p = placeMakingRoom(size);
+            } catch (org.htod.core.HtodException e) {
+                throw failed(e);
             }
             if (p == null) {
+                // Nothing has changed: the heap stays usable, for frees among others.
                 throw new StoreFullException("no room for a block of " + size + " bytes in the heap of " + dev.name()
                         + ": tail at " + tail + ", heap ends at " + end + ", " + lists.freeBytes() + " bytes free in "
                         + lists.freeCount() + " blocks too small to use");
             }
-            long handle = write(p, payload);
-            account(p.size, payload.remaining());
-            keepStampsNearCheckpoint();
-            return handle;
+            try {
+                long handle = write(p, payload);
+                account(p.size, payload.remaining());
+                keepStampsNearCheckpoint();
+                return handle;
+            } catch (org.htod.core.HtodException e) {
+                throw failed(e);
+            }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** A placement for {@code size} bytes, syncing or coalescing first when that makes room; null if none. */
+    private Placement placeMakingRoom(long size) {
+        if (fresh.size() >= FRESH_LIMIT) {
+            sync();
+        }
+        maybeCoalesceForFragmentation();
+        Placement p = place(size);
+        if (p == null && !fresh.isEmpty()) {
+            sync();
+            p = place(size);
+        }
+        if (p == null && lists.freeCount() > 0) {
+            Coalescer.coalesce(this);
+            p = place(size);
+        }
+        return p;
+    }
+
+    /**
+     * Records a device error met in the middle of a change (a write or sync that failed, the disk
+     * full): the free lists may no longer match the disk, so the heap refuses further changes;
+     * reopening recovers from what the disk holds.
+     */
+    private RuntimeException failed(org.htod.core.HtodException e) {
+        failure = e;
+        return e;
     }
 
     /**
@@ -225,6 +253,8 @@ public final class Heap implements AutoCloseable {
             long[] handles = BatchAllocator.allocate(this, payloads);
             keepStampsNearCheckpoint();
             return handles;
+        } catch (org.htod.core.HtodException e) {
+            throw failed(e);
         } finally {
             lock.unlock();
         }
@@ -509,6 +539,8 @@ public final class Heap implements AutoCloseable {
             allocatedBytes -= size;
             requestedBytes = Math.max(0, requestedBytes - Math.round(size * ratio));
             allocatedCount--;
+        } catch (org.htod.core.HtodException e) {
+            throw failed(e);
         } finally {
             lock.unlock();
         }
@@ -620,6 +652,8 @@ public final class Heap implements AutoCloseable {
             if ((method != StorageMethod.TS && headsDirty) || tailAllocsSinceCheckpoint >= TAIL_CHECKPOINT_EVERY) {
                 writeCheckpoint();
             }
+        } catch (org.htod.core.HtodException e) {
+            throw failed(e);
         } finally {
             lock.unlock();
         }
@@ -686,6 +720,8 @@ public final class Heap implements AutoCloseable {
             ensureOpen();
             Coalescer.coalesce(this);
             freeAfterCoalesce = lists.freeBytes();
+        } catch (org.htod.core.HtodException e) {
+            throw failed(e);
         } finally {
             lock.unlock();
         }
@@ -780,6 +816,10 @@ public final class Heap implements AutoCloseable {
     void ensureOpen() {
         if (closed) {
             throw new StoreClosedException("the heap of " + dev.name() + " is closed");
+        }
+        if (failure != null) {
+            throw new org.htod.core.HtodException("the heap of " + dev.name() + " refuses changes after a device error in"
+                    + " the middle of one (" + failure.getMessage() + "); close and reopen the store to recover", failure);
         }
     }
 

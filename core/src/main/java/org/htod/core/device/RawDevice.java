@@ -1,0 +1,299 @@
+package org.htod.core.device;
+
+import com.sun.nio.file.ExtendedOpenOption;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
+import org.htod.core.HtodIOException;
+import org.htod.core.StoreClosedException;
+import org.htod.core.StoreFullException;
+import org.htod.core.StoreLockedException;
+
+/**
+ * A raw disk, or a file, opened with {@code O_DIRECT}: no page cache, so the store's own cache
+ * is the only one and benchmarks measure the disk. Every transfer uses a buffer aligned to the
+ * device's block size at a block-aligned offset; a request that is not aligned is served by
+ * reading the blocks it covers, changing them in memory and writing them back, under a lock, so
+ * that two such requests in one block cannot lose each other's bytes.
+ *
+ * <p>For a block device ({@code /dev/...}) the block size and the capacity come from
+ * {@code /sys/class/block/NAME}; for a regular file the block size is its file system's, and the
+ * capacity is given. {@link #size()} is the capacity for a device and the file length, a multiple
+ * of the block size, for a file.
+ */
+public final class RawDevice implements BlockDevice {
+    private static final int MAX_TRANSFER = 1 << 20;
+
+    private final Path path;
+    private final FileChannel channel;
+    private final FileLock lock;
+    private final boolean blockDevice;
+    private final long capacity;
+    private final int blockSize;
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private volatile boolean closed;
+
+    private RawDevice(Path path, FileChannel channel, FileLock lock, boolean blockDevice, long capacity, int blockSize) {
+        this.path = path;
+        this.channel = channel;
+        this.lock = lock;
+        this.blockDevice = blockDevice;
+        this.capacity = capacity;
+        this.blockSize = blockSize;
+    }
+
+    /** Opens a block device, such as {@code /dev/sdb} or {@code /dev/nvme0n1p2}; its size is read from sysfs. */
+    public static RawDevice open(Path device) {
+        String name;
+        try {
+            name = device.toRealPath().getFileName().toString();
+        } catch (IOException e) {
+            throw new HtodIOException("cannot resolve " + device, e);
+        }
+        Path sys = Path.of("/sys/class/block", name);
+        if (!Files.isDirectory(sys)) {
+            throw new HtodIOException(device + " is not a block device known to /sys/class/block; for a regular file use"
+                    + " RawDevice.open(path, capacity)", new IOException("no " + sys));
+        }
+        long sectors = Long.parseLong(readSys(sys.resolve("size")));
+        Path queue = Files.isDirectory(sys.resolve("queue")) ? sys.resolve("queue") : sys.resolve("../queue");
+        int block = Integer.parseInt(readSys(queue.resolve("logical_block_size")));
+        return open(device, true, sectors * 512, block, StandardOpenOption.READ, StandardOpenOption.WRITE);
+    }
+
+    /** Opens or creates a regular file for direct I/O, holding at most {@code capacity} bytes. */
+    public static RawDevice open(Path file, long capacity) {
+        int block = 4096;
+        try {
+            Path dir = file.toAbsolutePath().getParent();
+            block = (int) Math.max(512, Files.getFileStore(Files.exists(file) ? file : dir).getBlockSize());
+        } catch (IOException | UnsupportedOperationException e) {
+            // Keep 4096, which every file system that supports O_DIRECT accepts.
+        }
+        return open(file, false, capacity, block, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
+    }
+
+    private static String readSys(Path p) {
+        try {
+            return Files.readString(p).trim();
+        } catch (IOException e) {
+            throw new HtodIOException("cannot read " + p, e);
+        }
+    }
+
+    private static RawDevice open(Path path, boolean blockDevice, long capacity, int block, OpenOption... opts) {
+        if (Integer.bitCount(block) != 1) {
+            throw new IllegalArgumentException(path + ": block size " + block + " is not a power of two");
+        }
+        Set<OpenOption> options = new HashSet<>(java.util.List.of(opts));
+        options.add(ExtendedOpenOption.DIRECT);
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(path, options);
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            throw new HtodIOException("O_DIRECT is not supported by the file system holding " + path
+                    + ", or the file cannot be opened", e instanceof IOException io ? io : new IOException(e));
+        }
+        FileLock lock = null;
+        if (!blockDevice) {
+            try {
+                lock = ch.tryLock();
+            } catch (OverlappingFileLockException e) {
+                lock = null;
+            } catch (IOException e) {
+                close(ch);
+                throw new HtodIOException("cannot lock " + path, e);
+            }
+            if (lock == null) {
+                close(ch);
+                throw new StoreLockedException(path + " is locked by another open store, in this process or another");
+            }
+        }
+        RawDevice d = new RawDevice(path, ch, lock, blockDevice, capacity, block);
+        d.probe();
+        return d;
+    }
+
+    /** Some file systems accept O_DIRECT at open and refuse it at the first transfer (EINVAL). */
+    private void probe() {
+        ByteBuffer b = aligned(blockSize);
+        try {
+            channel.read(b, 0);
+        } catch (IOException e) {
+            close();
+            throw new HtodIOException("O_DIRECT is not supported by the file system holding " + path, e);
+        }
+    }
+
+    private static void close(FileChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException suppressed) {
+            // Opening already failed; that is the error to report.
+        }
+    }
+
+    /** A direct buffer of exactly {@code n} bytes starting at a block-aligned address. */
+    private ByteBuffer aligned(int n) {
+        return ByteBuffer.allocateDirect(n + blockSize).alignedSlice(blockSize).limit(n).slice();
+    }
+
+    private long down(long pos) {
+        return pos & -blockSize;
+    }
+
+    private long up(long pos) {
+        return (pos + blockSize - 1) & -blockSize;
+    }
+
+    @Override
+    public void read(long pos, ByteBuffer dst) {
+        ensureOpen();
+        int len = dst.remaining();
+        long size = size();
+        if (pos < 0 || pos > size - len) {
+            throw new HtodIOException("read of " + len + " bytes at offset " + pos + " past the end of " + path + " (size "
+                    + size + ")", new java.io.EOFException());
+        }
+        try {
+            while (dst.hasRemaining()) {
+                long from = down(pos);
+                int n = (int) Math.min(up(pos + dst.remaining()) - from, MAX_TRANSFER);
+                ByteBuffer b = readBlocks(from, n);
+                int skip = (int) (pos - from);
+                int take = Math.min(dst.remaining(), n - skip);
+                dst.put(b.position(skip).limit(skip + take));
+                pos += take;
+            }
+        } catch (IOException e) {
+            throw error("read of " + len + " bytes at offset " + pos, e);
+        }
+    }
+
+    /** Reads {@code n} bytes (a multiple of the block size) at aligned {@code from}; past the end of a file, zeros. */
+    private ByteBuffer readBlocks(long from, int n) throws IOException {
+        ByteBuffer b = aligned(n);
+        while (b.hasRemaining()) {
+            if (channel.read(b, from + b.position()) < 0) {
+                break;
+            }
+        }
+        while (b.hasRemaining()) {
+            b.put((byte) 0);
+        }
+        return b.clear();
+    }
+
+    @Override
+    public void write(long pos, ByteBuffer src) {
+        ensureOpen();
+        int len = src.remaining();
+        if (pos < 0 || pos > capacity - len) {
+            throw new StoreFullException("write of " + len + " bytes at offset " + pos + " exceeds the capacity " + capacity
+                    + " of " + path);
+        }
+        writeLock.lock();
+        try {
+            while (src.hasRemaining()) {
+                long from = down(pos);
+                int n = (int) Math.min(up(pos + src.remaining()) - from, MAX_TRANSFER);
+                int skip = (int) (pos - from);
+                int take = Math.min(src.remaining(), n - skip);
+                boolean whole = skip == 0 && take == n;
+                ByteBuffer b = whole ? aligned(n) : readBlocks(from, n);
+                ByteBuffer part = src.duplicate();
+                part.limit(part.position() + take);
+                b.position(skip).put(part);
+                src.position(src.position() + take);
+                b.clear();
+                while (b.hasRemaining()) {
+                    channel.write(b, from + b.position());
+                }
+                pos += take;
+            }
+        } catch (IOException e) {
+            throw error("write of " + len + " bytes at offset " + pos, e);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    @Override
+    public void sync() {
+        ensureOpen();
+        try {
+            channel.force(false);
+        } catch (IOException e) {
+            throw error("sync", e);
+        }
+    }
+
+    private RuntimeException error(String what, IOException e) {
+        if (String.valueOf(e.getMessage()).contains("No space left on device")) {
+            return new StoreFullException(what + " on " + path + " failed: the disk is full", e);
+        }
+        return new HtodIOException(what + " on " + path + " failed", e);
+    }
+
+    @Override
+    public long size() {
+        ensureOpen();
+        if (blockDevice) {
+            return capacity;
+        }
+        try {
+            return channel.size();
+        } catch (IOException e) {
+            throw error("size", e);
+        }
+    }
+
+    @Override
+    public long capacity() {
+        return capacity;
+    }
+
+    /** The device's logical block size: the unit of every transfer, and of torn writes. */
+    @Override
+    public int sectorSize() {
+        return blockSize;
+    }
+
+    @Override
+    public String name() {
+        return path.toString();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            if (lock != null) {
+                lock.release();
+            }
+        } catch (IOException e) {
+            // Closing the channel releases the lock anyway.
+        } finally {
+            close(channel);
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new StoreClosedException(path + " is closed");
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package org.htod.core.device;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.ByteBuffer;
+import org.htod.core.HtodIOException;
+import org.htod.core.StoreFullException;
+import org.junit.jupiter.api.Test;
+
+class FaultyDeviceTest {
+
+    @Test
+    void theNthWriteFailsWithTheChosenErrorAndWritesNothing() {
+        MemoryDevice m = new MemoryDevice();
+        FaultyDevice d = new FaultyDevice(m);
+        d.failWrite(2, FaultyDevice.Fault.DISK_FULL, false);
+        d.write(0, ByteBuffer.wrap(new byte[] {1}));
+        assertThrows(StoreFullException.class, () -> d.write(100, ByteBuffer.wrap(new byte[] {2})));
+        assertEquals(1, m.size(), "the failed write wrote nothing");
+        d.write(100, ByteBuffer.wrap(new byte[] {3}));
+        assertEquals(101, m.size(), "a fault that is not sticky happens once");
+    }
+
+    @Test
+    void aStickyFaultFailsEveryLaterCallUntilHealed() {
+        FaultyDevice d = new FaultyDevice(new MemoryDevice());
+        d.failSync(1, FaultyDevice.Fault.IO_ERROR, true);
+        HtodIOException e = assertThrows(HtodIOException.class, d::sync);
+        assertEquals(true, e.getMessage().contains("sync"), e.getMessage());
+        assertThrows(HtodIOException.class, () -> d.write(0, ByteBuffer.allocate(1)));
+        d.heal();
+        d.write(0, ByteBuffer.allocate(1));
+        d.sync();
+    }
+}

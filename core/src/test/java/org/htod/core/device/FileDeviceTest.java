@@ -1,0 +1,82 @@
+package org.htod.core.device;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.htod.core.StoreLockedException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class FileDeviceTest {
+    private Path file;
+
+    @BeforeEach
+    void newFile() throws IOException {
+        file = Files.createTempFile(DeviceContractTests.testDir(), "file-device", ".htod");
+    }
+
+    @AfterEach
+    void deleteFile() throws IOException {
+        Files.deleteIfExists(file);
+    }
+
+    @Test
+    void aSecondOpenInTheSameProcessIsRefusedUntilTheFirstCloses() {
+        FileDevice first = FileDevice.open(file);
+        StoreLockedException e = assertThrows(StoreLockedException.class, () -> FileDevice.open(file));
+        assertTrue(e.getMessage().contains(file.toString()), "names the file: " + e.getMessage());
+        first.close();
+        FileDevice.open(file).close();
+    }
+
+    @Test
+    void anOpenInAnotherProcessIsRefused() throws Exception {
+        try (FileDevice held = FileDevice.open(file)) {
+            Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                    System.getProperty("java.class.path"), OpenFromAnotherProcess.class.getName(), file.toString())
+                    .redirectErrorStream(true).start();
+            assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the child process finished");
+            String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            assertTrue(out.startsWith("StoreLockedException"), "child said: " + out);
+            assertTrue(out.contains(file.toString()), "and named the file: " + out);
+        }
+    }
+
+    /** Run in a child JVM by the test above: tries to open the file and says what happened. */
+    public static final class OpenFromAnotherProcess {
+        public static void main(String[] args) {
+            try (FileDevice d = FileDevice.open(Path.of(args[0]))) {
+                System.out.println("opened");
+            } catch (RuntimeException e) {
+                System.out.println(e.getClass().getSimpleName() + ": " + e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void offsetsPastFourAndEightGigabytesWork() {
+        try (FileDevice d = FileDevice.open(file)) {
+            long[] offsets = {(1L << 32) - 3, (1L << 32) + 12_345, (1L << 33) + 7};
+            for (long at : offsets) {
+                byte[] data = ("at " + at).getBytes(StandardCharsets.UTF_8);
+                d.write(at, ByteBuffer.wrap(data));
+                ByteBuffer back = ByteBuffer.allocate(data.length);
+                d.read(at, back);
+                assertArrayEquals(data, back.array(), "at offset " + at);
+            }
+            assertEquals((1L << 33) + 7 + ("at " + ((1L << 33) + 7)).length(), d.size());
+            ByteBuffer hole = ByteBuffer.allocate(4096);
+            d.read(1L << 31, hole);
+            assertArrayEquals(new byte[4096], hole.array(), "a hole in a sparse file reads as zeros");
+        }
+    }
+}
