@@ -80,10 +80,16 @@ final class BucketArray {
             long dir = heap.allocate(d);
             return new BucketArray(dir, buckets, shift, segs);
         } catch (RuntimeException e) {
-            for (long s : segs) {
-                if (s != 0) {
-                    heap.free(s);
+            // Give back what was allocated (a full heap is worth recovering from); if the heap
+            // refuses, as after a device error, the blocks are leaks that recovery frees.
+            try {
+                for (long s : segs) {
+                    if (s != 0) {
+                        heap.free(s);
+                    }
                 }
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
             }
             throw e;
         }
