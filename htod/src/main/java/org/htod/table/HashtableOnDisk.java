@@ -290,7 +290,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             r.unlock();
         }
         if (e != null && e.expiredAt(clock.getAsLong())) {
-            update(key, cur -> null); // removes it if it is still expired
+            removeExpired(key);
             return null;
         }
         return e;
@@ -309,7 +309,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             r.unlock();
         }
         if (e != null && e.expiredAt(clock.getAsLong())) {
-            update(key, cur -> null);
+            removeExpired(key);
             return false;
         }
         return e != null;
@@ -391,6 +391,25 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
         if (inserted) {
             maybeDouble();
+        }
+    }
+
+    /** Removes the entry of {@code key} if it is there and expired; returns whether it did. */
+    boolean removeExpired(byte[] key) {
+        ensureOpen();
+        long hash = Hashing.hash(key);
+        int st = stripe(hash);
+        writers[st].lock();
+        try {
+            ensureOpen();
+            Found f = find(shape, key, hash, false);
+            if (f.entry == null || !f.entry.expiredAt(clock.getAsLong())) {
+                return false;
+            }
+            unlink(st, f);
+            return true;
+        } finally {
+            writers[st].unlock();
         }
     }
 
@@ -580,15 +599,8 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         TableCursor c = new TableCursor(this, false, true);
         while (c.hasNext()) {
             StoredEntry e = c.next();
-            if (e.expiredAt(clock.getAsLong())) {
-                boolean[] did = {false};
-                update(e.key, cur -> {
-                    did[0] = cur == null;
-                    return null;
-                });
-                if (did[0]) {
-                    removed++;
-                }
+            if (e.expiredAt(clock.getAsLong()) && removeExpired(e.key)) {
+                removed++;
             }
         }
         return removed;
