@@ -20,16 +20,12 @@ public final class Stores {
     public static final String LMDB = LmdbStore.NAME;
     public static final String CHRONICLE_MAP = ChronicleMapStore.NAME;
 
-    // ---------------------------------------------------------------------------------------------
-    // HTOD ADAPTER GOES HERE.
-    // The htod adapter is added by the htod team: a class in this package implementing
-    // KeyValueStore, a name constant here ("htod"), an entry in NAMES and a case in open().
-    // Add "htod" to the benchmarks' @Param store lists (org.htod.bench.StoreState.store).
-    // ---------------------------------------------------------------------------------------------
+    /** htod itself, the reference every table compares against. */
+    public static final String HTOD = HtodKeyValueStore.NAME;
 
     /** Every adapter, in the order tables list them. */
     public static final List<String> NAMES =
-            List.of(FILE_PER_OBJECT, SQLITE, H2_MVSTORE, ROCKSDB, MAPDB, LMDB, CHRONICLE_MAP);
+            List.of(HTOD, FILE_PER_OBJECT, SQLITE, H2_MVSTORE, ROCKSDB, MAPDB, LMDB, CHRONICLE_MAP);
 
     /**
      * The JVM flags the rivals need on Java 17. lmdbjava reads the address of direct buffers by
@@ -84,6 +80,8 @@ public final class Stores {
             throw new UncheckedIOException("cannot create " + dir, e);
         }
         switch (name) {
+            case HtodKeyValueStore.NAME:
+                return new HtodKeyValueStore(dir, durability);
             case FilePerObjectStore.NAME:
                 return new FilePerObjectStore(dir, durability);
             case SqliteStore.NAME:
