@@ -17,7 +17,8 @@ import org.htod.core.StoreLockedException;
  * A store in one file, through one {@link FileChannel}: positional reads and writes, {@code
  * force(false)} for sync (data, not metadata such as the modification time), and an exclusive
  * {@link FileLock} held while open, so that no second store, in this process or another, opens
- * the same file.
+ * the same file. A second open in this process is refused before it opens a descriptor, since
+ * closing one would drop the first open's lock (see {@code ProcessLocks}).
  *
  * <p>A thread interrupted during I/O closes a {@code FileChannel} (that is how NIO works); the
  * device then reports the interrupt as an {@link HtodIOException} and must be reopened.
@@ -26,14 +27,16 @@ public final class FileDevice implements BlockDevice {
     private final Path path;
     private final FileChannel channel;
     private final FileLock lock;
+    private final Object processKey;
     private final long capacity;
     private final int sectorSize;
     private volatile boolean closed;
 
-    private FileDevice(Path path, FileChannel channel, FileLock lock, long capacity, int sectorSize) {
+    private FileDevice(Path path, FileChannel channel, FileLock lock, Object processKey, long capacity, int sectorSize) {
         this.path = path;
         this.channel = channel;
         this.lock = lock;
+        this.processKey = processKey;
         this.capacity = capacity;
         this.sectorSize = sectorSize;
     }
@@ -54,11 +57,22 @@ public final class FileDevice implements BlockDevice {
         if (sectorSize <= 0 || Integer.bitCount(sectorSize) != 1) {
             throw new IllegalArgumentException("sector size must be a power of two, got " + sectorSize);
         }
+        boolean existed = java.nio.file.Files.exists(path);
+        Object key = existed ? ProcessLocks.claim(path) : null;
         FileChannel ch;
         try {
             ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
         } catch (IOException e) {
+            ProcessLocks.release(key);
             throw new HtodIOException("cannot open " + path, e);
+        }
+        if (!existed) {
+            try {
+                key = ProcessLocks.claim(path);
+            } catch (RuntimeException e) {
+                closeQuietly(ch);
+                throw e;
+            }
         }
         FileLock lock;
         try {
@@ -67,13 +81,15 @@ public final class FileDevice implements BlockDevice {
             lock = null;
         } catch (IOException e) {
             closeQuietly(ch);
+            ProcessLocks.release(key);
             throw new HtodIOException("cannot lock " + path, e);
         }
         if (lock == null) {
             closeQuietly(ch);
+            ProcessLocks.release(key);
             throw new StoreLockedException(path + " is locked by another open store, in this process or another");
         }
-        return new FileDevice(path, ch, lock, capacity, sectorSize);
+        return new FileDevice(path, ch, lock, key, capacity, sectorSize);
     }
 
     private static void closeQuietly(FileChannel ch) {
@@ -187,6 +203,7 @@ public final class FileDevice implements BlockDevice {
             // Closing the channel releases the lock anyway.
         } finally {
             closeQuietly(channel);
+            ProcessLocks.release(processKey);
         }
     }
 

@@ -36,16 +36,19 @@ public final class RawDevice implements BlockDevice {
     private final Path path;
     private final FileChannel channel;
     private final FileLock lock;
+    private final Object processKey;
     private final boolean blockDevice;
     private final long capacity;
     private final int blockSize;
     private final ReentrantLock writeLock = new ReentrantLock();
     private volatile boolean closed;
 
-    private RawDevice(Path path, FileChannel channel, FileLock lock, boolean blockDevice, long capacity, int blockSize) {
+    private RawDevice(Path path, FileChannel channel, FileLock lock, Object processKey, boolean blockDevice, long capacity,
+            int blockSize) {
         this.path = path;
         this.channel = channel;
         this.lock = lock;
+        this.processKey = processKey;
         this.blockDevice = blockDevice;
         this.capacity = capacity;
         this.blockSize = blockSize;
@@ -97,12 +100,24 @@ public final class RawDevice implements BlockDevice {
         }
         Set<OpenOption> options = new HashSet<>(java.util.List.of(opts));
         options.add(ExtendedOpenOption.DIRECT);
+        // A second open in this process is refused before a descriptor exists (see ProcessLocks).
+        boolean existed = Files.exists(path);
+        Object key = existed ? ProcessLocks.claim(path) : null;
         FileChannel ch;
         try {
             ch = FileChannel.open(path, options);
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            ProcessLocks.release(key);
             throw new HtodIOException("O_DIRECT is not supported by the file system holding " + path
                     + ", or the file cannot be opened", e instanceof IOException io ? io : new IOException(e));
+        }
+        if (!existed) {
+            try {
+                key = ProcessLocks.claim(path);
+            } catch (RuntimeException e) {
+                close(ch);
+                throw e;
+            }
         }
         FileLock lock = null;
         if (!blockDevice) {
@@ -112,14 +127,16 @@ public final class RawDevice implements BlockDevice {
                 lock = null;
             } catch (IOException e) {
                 close(ch);
+                ProcessLocks.release(key);
                 throw new HtodIOException("cannot lock " + path, e);
             }
             if (lock == null) {
                 close(ch);
+                ProcessLocks.release(key);
                 throw new StoreLockedException(path + " is locked by another open store, in this process or another");
             }
         }
-        RawDevice d = new RawDevice(path, ch, lock, blockDevice, capacity, block);
+        RawDevice d = new RawDevice(path, ch, lock, key, blockDevice, capacity, block);
         d.probe();
         return d;
     }
@@ -288,6 +305,7 @@ public final class RawDevice implements BlockDevice {
             // Closing the channel releases the lock anyway.
         } finally {
             close(channel);
+            ProcessLocks.release(processKey);
         }
     }
 

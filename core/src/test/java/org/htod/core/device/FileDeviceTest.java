@@ -41,6 +41,9 @@ class FileDeviceTest {
     @Test
     void anOpenInAnotherProcessIsRefused() throws Exception {
         try (FileDevice held = FileDevice.open(file)) {
+            // A refused second open in this process must not drop the lock (closing any descriptor
+            // of the file would, on Linux), so the other process is still kept out after it.
+            assertThrows(StoreLockedException.class, () -> FileDevice.open(file));
             Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
                     System.getProperty("java.class.path"), OpenFromAnotherProcess.class.getName(), file.toString())
                     .redirectErrorStream(true).start();

@@ -1,0 +1,50 @@
+package org.htod.core.device;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.htod.core.HtodIOException;
+import org.htod.core.StoreLockedException;
+
+/**
+ * The files this process has open as devices. A {@code FileLock} keeps other processes out, but
+ * on Linux closing <em>any</em> descriptor of a file drops the process's lock on it: a second open
+ * in this process that were refused only after opening a channel would, by closing that channel,
+ * unlock the first. So a second open in this process is refused here, before any descriptor exists.
+ */
+final class ProcessLocks {
+    private static final Set<Object> HELD = ConcurrentHashMap.newKeySet();
+
+    private ProcessLocks() {}
+
+    /** Claims {@code path} for this process, or throws; returns the key to release. */
+    static Object claim(Path path) {
+        Object key = key(path);
+        if (key != null && !HELD.add(key)) {
+            throw new StoreLockedException(path + " is locked by another open store in this process");
+        }
+        return key;
+    }
+
+    static void release(Object key) {
+        if (key != null) {
+            HELD.remove(key);
+        }
+    }
+
+    /** The file's identity (device and inode where the platform has them), or null if it does not exist. */
+    private static Object key(Path path) {
+        if (!Files.exists(path)) {
+            return null;
+        }
+        try {
+            Object k = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+            return k != null ? k : path.toRealPath();
+        } catch (IOException e) {
+            throw new HtodIOException("cannot read the identity of " + path, e);
+        }
+    }
+}
