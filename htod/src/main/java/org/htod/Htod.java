@@ -27,6 +27,8 @@ public final class Htod {
     public static final int MAX_KEY_BYTES = HashtableOnDisk.MAX_KEY;
     /** Largest value, in encoded bytes: 256 MiB. */
     public static final int MAX_VALUE_BYTES = HashtableOnDisk.MAX_VALUE;
+    /** Default size of the entry cache: 8 MiB. */
+    public static final long DEFAULT_CACHE_SIZE = 8L << 20;
 
     private Htod() {}
 
@@ -70,6 +72,7 @@ public final class Htod {
         private boolean createIfMissing = true;
         private Clock clock = Clock.systemUTC();
         private int loadPermille = HashtableOnDisk.DEFAULT_LOAD_PERMILLE;
+        private long cacheSize = DEFAULT_CACHE_SIZE;
 
         private Builder(String where, DeviceOpener opener) {
             this.where = where;
@@ -152,6 +155,19 @@ public final class Htod {
             return this;
         }
 
+        /**
+         * Bytes of memory for a cache of entries read from disk (their first 512 bytes: the fields,
+         * and key and value when they are small), least recently used first out; 0 for none.
+         * Default 8 MiB.
+         */
+        public Builder cacheSize(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("cacheSize must be at least 0 bytes, found " + bytes);
+            }
+            this.cacheSize = bytes;
+            return this;
+        }
+
         /** The clock entry expiry is measured by; default the system clock. */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
@@ -184,7 +200,7 @@ public final class Htod {
             TableStore tables;
             try {
                 Clock c = clock;
-                tables = TableStore.open(storage, durability == Durability.SYNC, c::millis, loadPermille);
+                tables = TableStore.open(storage, durability == Durability.SYNC, c::millis, loadPermille, cacheSize);
             } catch (RuntimeException e) {
                 // Not storage.close(): that would mark the store clean and skip the tables' recovery next time.
                 device.close();

@@ -23,7 +23,7 @@ class HtodIoCountTest {
     void costsPerOperation() {
         MemoryDevice mem = new MemoryDevice();
         CountingDevice dev = new CountingDevice(mem);
-        try (HtodStore s = TestStores.small(dev).durability(Durability.NONE).open()) {
+        try (HtodStore s = TestStores.small(dev).durability(Durability.NONE).cacheSize(0).open()) {
             HtodMap<String, String> m = s.map("io", Codec.string(), Codec.string());
             m.put("warm", "up");
 
@@ -63,6 +63,9 @@ class HtodIoCountTest {
             CountingDevice d = dev;
             IoCounts put = cost(d, () -> m.put("b", "1"));
             assertEquals(2, put.syncs(), "with SYNC a put also syncs its link " + put);
+            m.get("b");
+            IoCounts cached = cost(d, () -> m.get("b"));
+            assertEquals(1, cached.reads(), "with the entry cached, a get reads the slot only " + cached);
         }
     }
 }

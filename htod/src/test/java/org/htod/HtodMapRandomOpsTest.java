@@ -40,9 +40,10 @@ class HtodMapRandomOpsTest {
         int keySpace = new int[] {16, 300, 3000, 20_000}[r.nextInt(4)];
         int bigEvery = r.nextInt(2) == 0 ? 0 : 50;
         StorageMethod method = METHODS[r.nextInt(METHODS.length)];
+        long cache = new long[] {0, 16 << 10, 8 << 20}[r.nextInt(3)];
         MemoryDevice dev = new MemoryDevice();
         Map<String, String> model = new HashMap<>();
-        HtodStore store = open(dev, method);
+        HtodStore store = open(dev, method, cache);
         HtodMap<String, String> m = store.map("random", Codec.string(), Codec.string());
         int op = 0;
         try {
@@ -54,7 +55,7 @@ class HtodMapRandomOpsTest {
                         store.close();
                     } // else: abandoned as if the process died; every write is on the memory device
                     dev = dev.reopen();
-                    store = open(dev, method);
+                    store = open(dev, method, cache);
                     assertEquals(clean, store.recoveryReport().clean(), store.recoveryReport().toString());
                     m = store.map("random", Codec.string(), Codec.string());
                     assertEquals(model.size(), m.size(), "size after reopen");
@@ -67,14 +68,14 @@ class HtodMapRandomOpsTest {
             TestStores.verify(store);
             store.close();
         } catch (Throwable e) {
-            throw new AssertionError("seed=" + seed + " op=" + op + " keySpace=" + keySpace + " method=" + method + ": " + e,
+            throw new AssertionError("seed=" + seed + " op=" + op + " keySpace=" + keySpace + " method=" + method + " cache=" + cache + ": " + e,
                     e);
         }
         return ops;
     }
 
-    private static HtodStore open(MemoryDevice dev, StorageMethod method) {
-        return TestStores.small(dev).storageMethod(method).open();
+    private static HtodStore open(MemoryDevice dev, StorageMethod method, long cache) {
+        return TestStores.small(dev).storageMethod(method).cacheSize(cache).open();
     }
 
     private static String value(SplittableRandom r, int bigEvery) {

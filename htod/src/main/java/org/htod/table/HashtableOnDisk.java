@@ -173,9 +173,14 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     /** Reads the first bytes of an entry: the fixed fields and, usually, key and value. */
     ByteBuffer prefix(long handle) {
         checkLink(handle);
+        byte[] cached = gate.cache.get(handle);
+        if (cached != null) {
+            return ByteBuffer.wrap(cached);
+        }
         int len = (int) Math.min(heap.blockSize(handle) - BLOCK_HEADER, Entries.PREFIX);
         ByteBuffer b = ByteBuffer.allocate(len);
         heap.readAt(handle, 0, b);
+        gate.cache.put(handle, b.array());
         return b.clear();
     }
 
@@ -329,11 +334,12 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
 
     // ------------------------------------------------------------------ writes
 
-    private void link(BucketArray array, long bucket, long pred, long target) {
+    /** Writes a link: a bucket slot, or the predecessor's {@code next} (kept equal in the cache). */
+    void link(BucketArray array, long bucket, long pred, long target) {
         if (pred == 0) {
             array.set(heap, bucket, target);
         } else {
-            heap.writeAt(pred, Entries.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, target));
+            writeNext(pred, target);
         }
     }
 
@@ -555,6 +561,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                 while (cur != 0) {
                     ByteBuffer p = prefix(cur);
                     long next = head(p, cur).next;
+                    gate.cache.drop(cur);
                     heap.free(cur);
                     cur = next;
                 }
@@ -694,8 +701,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
+    /** Rewrites an entry's {@code next} in place, and in the cache. */
     void writeNext(long entry, long next) {
         heap.writeAt(entry, Entries.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, next));
+        gate.cache.next(entry, next);
     }
 
     /** Header handle, for the catalog and the verifier. */

@@ -22,14 +22,16 @@ import org.htod.core.alloc.Heap;
  */
 final class SyncGate {
     private final Heap heap;
+    final EntryCache cache;
     private long started;
     private long done;
     private boolean inFlight;
     private List<Long> retired = new ArrayList<>();
     private long syncs;
 
-    SyncGate(Heap heap) {
+    SyncGate(Heap heap, EntryCache cache) {
         this.heap = heap;
+        this.cache = cache;
     }
 
     /** Queues {@code handle} to be freed after the next sync. */
@@ -70,6 +72,7 @@ final class SyncGate {
         try {
             heap.sync();
             for (int i = 0; i < batch.size(); i++) {
+                cache.drop(batch.get(i));
                 heap.free(batch.get(i));
             }
             ok = true;

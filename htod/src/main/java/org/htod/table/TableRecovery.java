@@ -54,7 +54,7 @@ public final class TableRecovery {
 
         Walk cat = walk(ts.catalog(), marks);
         if (cat.repairing()) {
-            sweep(heap, marks, List.of(cat), false, freed);
+            sweep(heap, ts.gate().cache, marks, List.of(cat), false, freed);
             relinked += cat.adopted;
             repaired += rebuild(cat);
         }
@@ -69,7 +69,7 @@ public final class TableRecovery {
                 repairing.add(w);
             }
         }
-        sweep(heap, marks, repairing, true, freed);
+        sweep(heap, ts.gate().cache, marks, repairing, true, freed);
         for (Walk w : repairing) {
             relinked += w.adopted;
             repaired += rebuild(w);
@@ -186,7 +186,8 @@ public final class TableRecovery {
      * Visits every allocated block not marked: adopts the entries of an unzip range among them
      * into their walk, and frees the others if {@code freeRest}.
      */
-    private static void sweep(Heap heap, Marks marks, List<Walk> repairing, boolean freeRest, long[] freed) {
+    private static void sweep(Heap heap, EntryCache cache, Marks marks, List<Walk> repairing, boolean freeRest,
+            long[] freed) {
         Map<Long, Walk> byId = new HashMap<>();
         for (Walk w : repairing) {
             byId.put(w.t.tableId, w);
@@ -199,6 +200,7 @@ public final class TableRecovery {
                 return;
             }
             if (freeRest) {
+                cache.drop(handle);
                 heap.free(handle);
                 freed[0]++;
             }

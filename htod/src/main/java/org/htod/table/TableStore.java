@@ -35,10 +35,10 @@ public final class TableStore implements AutoCloseable {
     private final TableRecovery.Report recovery;
     private volatile boolean closed;
 
-    private TableStore(Storage storage, boolean syncEachWrite, LongSupplier clock, int loadPermille) {
+    private TableStore(Storage storage, boolean syncEachWrite, LongSupplier clock, int loadPermille, long cacheBytes) {
         this.storage = storage;
         this.heap = storage.heap();
-        this.gate = new SyncGate(heap);
+        this.gate = new SyncGate(heap, new EntryCache(cacheBytes));
         this.syncEachWrite = syncEachWrite;
         this.clock = clock;
         this.loadPermille = loadPermille;
@@ -64,9 +64,14 @@ public final class TableStore implements AutoCloseable {
      * @param syncEachWrite whether each write is synced before it returns (durability SYNC)
      * @param clock epoch milliseconds, for entry expiry
      * @param loadPermille load factor of new tables, in thousandths
+     * @param cacheBytes size of the cache of entries' first bytes, 0 for none
      */
-    public static TableStore open(Storage storage, boolean syncEachWrite, LongSupplier clock, int loadPermille) {
-        return new TableStore(storage, syncEachWrite, clock, loadPermille);
+    public static TableStore open(Storage storage, boolean syncEachWrite, LongSupplier clock, int loadPermille,
+            long cacheBytes) {
+        if (cacheBytes < 0) {
+            throw new IllegalArgumentException("cache size must be at least 0, found " + cacheBytes);
+        }
+        return new TableStore(storage, syncEachWrite, clock, loadPermille, cacheBytes);
     }
 
     static byte[] nameKey(String name) {

@@ -44,6 +44,8 @@ import org.junit.jupiter.api.Test;
 class TableCrashTest {
     private static final int POINTS = 1200 * Integer.getInteger("htod.test.scale", 1);
     private static final int WORKLOADS = 24;
+    /** Small, so that the entry cache evicts during the workloads. */
+    private static final long CACHE = 32 << 10;
     private static int savedMinBatch;
 
     @BeforeAll
@@ -140,7 +142,7 @@ class TableCrashTest {
         CrashDevice crash = new CrashDevice(disk);
         PowerCut dev = new PowerCut(crash);
         Model model = new Model(c.syncEach);
-        TableStore ts = TableStore.open(create(dev, c), c.syncEach, () -> 0L, 750);
+        TableStore ts = TableStore.open(create(dev, c), c.syncEach, () -> 0L, 750, CACHE);
         dev.arm(k);
         boolean crashed = false;
         try {
@@ -160,14 +162,14 @@ class TableCrashTest {
             PowerCut cut = new PowerCut(again);
             cut.arm(1 + r.nextInt(40));
             try {
-                TableStore.open(Storage.open(cut), c.syncEach, () -> 0L, 750).close();
+                TableStore.open(Storage.open(cut), c.syncEach, () -> 0L, 750, CACHE).close();
             } catch (SimulatedCrashException e) {
                 inRecovery++;
             }
             again.crash(seed + 1);
             after = after.reopen();
         }
-        TableStore reopened = TableStore.open(Storage.open(after), c.syncEach, () -> 0L, 750);
+        TableStore reopened = TableStore.open(Storage.open(after), c.syncEach, () -> 0L, 750, CACHE);
         reopened.verify(true);
         HashtableOnDisk t = reopened.table("t", false);
         model.check(t);
@@ -185,7 +187,7 @@ class TableCrashTest {
 
     private long countWrites(Config c) {
         CountingDevice dev = new CountingDevice(new MemoryDevice());
-        TableStore ts = TableStore.open(create(dev, c), c.syncEach, () -> 0L, 750);
+        TableStore ts = TableStore.open(create(dev, c), c.syncEach, () -> 0L, 750, CACHE);
         dev.reset();
         workload(c, ts, new Model(c.syncEach));
         ts.close();
