@@ -4,14 +4,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import org.htod.core.HtodIOException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.StoreFullException;
-import org.htod.core.StoreLockedException;
 
 /**
  * A store in one file, through one {@link FileChannel}: positional reads and writes, {@code
@@ -25,18 +22,16 @@ import org.htod.core.StoreLockedException;
  */
 public final class FileDevice implements BlockDevice {
     private final Path path;
+    private final LockedChannel held;
     private final FileChannel channel;
-    private final FileLock lock;
-    private final Object processKey;
     private final long capacity;
     private final int sectorSize;
     private volatile boolean closed;
 
-    private FileDevice(Path path, FileChannel channel, FileLock lock, Object processKey, long capacity, int sectorSize) {
+    private FileDevice(Path path, LockedChannel held, long capacity, int sectorSize) {
         this.path = path;
-        this.channel = channel;
-        this.lock = lock;
-        this.processKey = processKey;
+        this.held = held;
+        this.channel = held.channel;
         this.capacity = capacity;
         this.sectorSize = sectorSize;
     }
@@ -57,48 +52,12 @@ public final class FileDevice implements BlockDevice {
         if (sectorSize <= 0 || Integer.bitCount(sectorSize) != 1) {
             throw new IllegalArgumentException("sector size must be a power of two, got " + sectorSize);
         }
-        boolean existed = java.nio.file.Files.exists(path);
-        Object key = existed ? ProcessLocks.claim(path) : null;
-        FileChannel ch;
-        try {
-            ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        } catch (IOException e) {
-            ProcessLocks.release(key);
-            throw new HtodIOException("cannot open " + path, e);
-        }
-        if (!existed) {
-            try {
-                key = ProcessLocks.claim(path);
-            } catch (RuntimeException e) {
-                closeQuietly(ch);
-                throw e;
-            }
-        }
-        FileLock lock;
-        try {
-            lock = ch.tryLock();
-        } catch (OverlappingFileLockException e) {
-            lock = null;
-        } catch (IOException e) {
-            closeQuietly(ch);
-            ProcessLocks.release(key);
-            throw new HtodIOException("cannot lock " + path, e);
-        }
-        if (lock == null) {
-            closeQuietly(ch);
-            ProcessLocks.release(key);
-            throw new StoreLockedException(path + " is locked by another open store, in this process or another");
-        }
-        return new FileDevice(path, ch, lock, key, capacity, sectorSize);
+        LockedChannel held = LockedChannel.open(path,
+                java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE), true,
+                e -> new HtodIOException("cannot open " + path, e instanceof IOException io ? io : new IOException(e)));
+        return new FileDevice(path, held, capacity, sectorSize);
     }
 
-    private static void closeQuietly(FileChannel ch) {
-        try {
-            ch.close();
-        } catch (IOException suppressed) {
-            // The open already failed; that error is the one to report.
-        }
-    }
 
     @Override
     public void read(long pos, ByteBuffer dst) {
@@ -197,14 +156,7 @@ public final class FileDevice implements BlockDevice {
             return;
         }
         closed = true;
-        try {
-            lock.release();
-        } catch (IOException e) {
-            // Closing the channel releases the lock anyway.
-        } finally {
-            closeQuietly(channel);
-            ProcessLocks.release(processKey);
-        }
+        held.close();
     }
 
     private void ensureOpen() {

@@ -4,8 +4,6 @@ import com.sun.nio.file.ExtendedOpenOption;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
@@ -16,7 +14,6 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.htod.core.HtodIOException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.StoreFullException;
-import org.htod.core.StoreLockedException;
 
 /**
  * A raw disk, or a file, opened with {@code O_DIRECT}: no page cache, so the store's own cache
@@ -34,21 +31,18 @@ public final class RawDevice implements BlockDevice {
     private static final int MAX_TRANSFER = 1 << 20;
 
     private final Path path;
+    private final LockedChannel held;
     private final FileChannel channel;
-    private final FileLock lock;
-    private final Object processKey;
     private final boolean blockDevice;
     private final long capacity;
     private final int blockSize;
     private final ReentrantLock writeLock = new ReentrantLock();
     private volatile boolean closed;
 
-    private RawDevice(Path path, FileChannel channel, FileLock lock, Object processKey, boolean blockDevice, long capacity,
-            int blockSize) {
+    private RawDevice(Path path, LockedChannel held, boolean blockDevice, long capacity, int blockSize) {
         this.path = path;
-        this.channel = channel;
-        this.lock = lock;
-        this.processKey = processKey;
+        this.held = held;
+        this.channel = held.channel;
         this.blockDevice = blockDevice;
         this.capacity = capacity;
         this.blockSize = blockSize;
@@ -100,43 +94,10 @@ public final class RawDevice implements BlockDevice {
         }
         Set<OpenOption> options = new HashSet<>(java.util.List.of(opts));
         options.add(ExtendedOpenOption.DIRECT);
-        // A second open in this process is refused before a descriptor exists (see ProcessLocks).
-        boolean existed = Files.exists(path);
-        Object key = existed ? ProcessLocks.claim(path) : null;
-        FileChannel ch;
-        try {
-            ch = FileChannel.open(path, options);
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            ProcessLocks.release(key);
-            throw new HtodIOException("O_DIRECT is not supported by the file system holding " + path
-                    + ", or the file cannot be opened", e instanceof IOException io ? io : new IOException(e));
-        }
-        if (!existed) {
-            try {
-                key = ProcessLocks.claim(path);
-            } catch (RuntimeException e) {
-                close(ch);
-                throw e;
-            }
-        }
-        FileLock lock = null;
-        if (!blockDevice) {
-            try {
-                lock = ch.tryLock();
-            } catch (OverlappingFileLockException e) {
-                lock = null;
-            } catch (IOException e) {
-                close(ch);
-                ProcessLocks.release(key);
-                throw new HtodIOException("cannot lock " + path, e);
-            }
-            if (lock == null) {
-                close(ch);
-                ProcessLocks.release(key);
-                throw new StoreLockedException(path + " is locked by another open store, in this process or another");
-            }
-        }
-        RawDevice d = new RawDevice(path, ch, lock, key, blockDevice, capacity, block);
+        LockedChannel held = LockedChannel.open(path, options, !blockDevice,
+                e -> new HtodIOException("O_DIRECT is not supported by the file system holding " + path
+                        + ", or the file cannot be opened", e instanceof IOException io ? io : new IOException(e)));
+        RawDevice d = new RawDevice(path, held, blockDevice, capacity, block);
         d.probe();
         return d;
     }
@@ -152,13 +113,6 @@ public final class RawDevice implements BlockDevice {
         }
     }
 
-    private static void close(FileChannel ch) {
-        try {
-            ch.close();
-        } catch (IOException suppressed) {
-            // Opening already failed; that is the error to report.
-        }
-    }
 
     /** A direct buffer of exactly {@code n} bytes starting at a block-aligned address. */
     private ByteBuffer aligned(int n) {
@@ -297,16 +251,7 @@ public final class RawDevice implements BlockDevice {
             return;
         }
         closed = true;
-        try {
-            if (lock != null) {
-                lock.release();
-            }
-        } catch (IOException e) {
-            // Closing the channel releases the lock anyway.
-        } finally {
-            close(channel);
-            ProcessLocks.release(processKey);
-        }
+        held.close();
     }
 
     private void ensureOpen() {
