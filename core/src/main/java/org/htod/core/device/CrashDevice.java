@@ -58,7 +58,7 @@ public final class CrashDevice implements BlockDevice {
         ensureOpen();
         int len = dst.remaining();
         int start = dst.position();
-        if (pos + len > size || pos < 0) {
+        if (pos < 0 || pos > size - len) {
             below.read(pos, dst); // lets the device below report the error in its own words
             return;
         }
@@ -95,6 +95,9 @@ public final class CrashDevice implements BlockDevice {
         if (pos < 0 || pos > below.capacity() - src.remaining()) {
             below.write(pos, src); // the device below refuses it with its own error
             return;
+        }
+        if (!src.hasRemaining()) {
+            return; // nothing reaches the platter, and the size does not change
         }
         byte[] data = new byte[src.remaining()];
         src.get(data);

@@ -2,7 +2,6 @@ package org.htod.core.device;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.htod.core.HtodIOException;
 import org.htod.core.StoreFullException;
 
@@ -15,56 +14,77 @@ public final class FaultyDevice extends ForwardingDevice {
     /** What the failing call throws. */
     public enum Fault { IO_ERROR, DISK_FULL }
 
-    private final AtomicInteger writesLeft = new AtomicInteger(-1);
-    private final AtomicInteger syncsLeft = new AtomicInteger(-1);
-    private volatile Fault fault = Fault.IO_ERROR;
-    private volatile boolean sticky;
-    private volatile boolean failing;
+    /** When one kind of call (writes, or syncs) fails; the two are armed and fail independently. */
+    private static final class Trigger {
+        private int left = -1;
+        private Fault fault = Fault.IO_ERROR;
+        private boolean sticky;
+        private boolean failing;
+
+        synchronized void arm(int n, Fault f, boolean stick) {
+            left = n;
+            fault = f;
+            sticky = stick;
+            failing = false;
+        }
+
+        synchronized void heal() {
+            left = -1;
+            failing = false;
+        }
+
+        /** The fault to raise for this call, or null. */
+        synchronized Fault next() {
+            if (failing || (left > 0 && --left == 0)) {
+                failing = sticky;
+                return fault;
+            }
+            return null;
+        }
+    }
+
+    private final Trigger writes = new Trigger();
+    private final Trigger syncs = new Trigger();
 
     public FaultyDevice(BlockDevice inner) {
         super(inner);
     }
 
-    /** The {@code n}-th write from now (1 = the next) fails; with {@code sticky}, every later one too. */
+    /** The {@code n}-th write from now (1 = the next) fails; with {@code sticky}, every later write too. */
     public void failWrite(int n, Fault f, boolean sticky) {
-        this.fault = f;
-        this.sticky = sticky;
-        writesLeft.set(n);
+        writes.arm(n, f, sticky);
     }
 
-    /** The {@code n}-th sync from now fails; with {@code sticky}, every later one too. */
+    /** The {@code n}-th sync from now fails; with {@code sticky}, every later sync too. */
     public void failSync(int n, Fault f, boolean sticky) {
-        this.fault = f;
-        this.sticky = sticky;
-        syncsLeft.set(n);
+        syncs.arm(n, f, sticky);
     }
 
     /** Stops failing. */
     public void heal() {
-        failing = false;
-        writesLeft.set(-1);
-        syncsLeft.set(-1);
+        writes.heal();
+        syncs.heal();
     }
 
-    private void maybeFail(AtomicInteger left, String what) {
-        if (failing || left.get() > 0 && left.decrementAndGet() == 0) {
-            failing = sticky;
-            if (fault == Fault.DISK_FULL) {
-                throw new StoreFullException("injected disk full at " + what + " on " + inner.name());
-            }
+    private void maybeFail(Trigger t, String what) {
+        Fault f = t.next();
+        if (f == Fault.DISK_FULL) {
+            throw new StoreFullException("injected disk full at " + what + " on " + inner.name());
+        }
+        if (f == Fault.IO_ERROR) {
             throw new HtodIOException(what + " on " + inner.name(), new IOException("injected I/O error"));
         }
     }
 
     @Override
     public void write(long pos, ByteBuffer src) {
-        maybeFail(writesLeft, "write of " + src.remaining() + " bytes at offset " + pos);
+        maybeFail(writes, "write of " + src.remaining() + " bytes at offset " + pos);
         inner.write(pos, src);
     }
 
     @Override
     public void sync() {
-        maybeFail(syncsLeft, "sync");
+        maybeFail(syncs, "sync");
         inner.sync();
     }
 }

@@ -53,7 +53,7 @@ public final class MemoryDevice implements BlockDevice {
     public void read(long pos, ByteBuffer dst) {
         ensureOpen();
         int len = dst.remaining();
-        if (pos < 0 || pos + len > size) {
+        if (pos < 0 || pos > size - len) {
             throw new HtodIOException("read of " + len + " bytes at offset " + pos + " past the end of "
                     + name + " (size " + size + ")", new java.io.EOFException());
         }
@@ -80,6 +80,9 @@ public final class MemoryDevice implements BlockDevice {
         if (pos < 0 || pos > capacity - len) {
             throw new StoreFullException("write of " + len + " bytes at offset " + pos + " exceeds the capacity "
                     + capacity + " of " + name);
+        }
+        if (len == 0) {
+            return; // like pwrite of nothing: the size does not change
         }
         long end = pos + len;
         while (src.hasRemaining()) {

@@ -97,6 +97,22 @@ abstract class BlockDeviceContractTest {
     }
 
     @Test
+    void aReadNearTheLargestOffsetIsAnErrorNotAWrapAround() throws Exception {
+        BlockDevice d = device();
+        d.write(0, ByteBuffer.wrap(new byte[100]));
+        assertThrows(HtodIOException.class, () -> d.read(Long.MAX_VALUE - 1, ByteBuffer.allocate(4)));
+    }
+
+    @Test
+    void anEmptyWriteDoesNotGrowTheDevice() throws Exception {
+        BlockDevice d = device();
+        d.write(0, ByteBuffer.wrap(new byte[10]));
+        long before = d.size();
+        d.write(100_000, ByteBuffer.allocate(0));
+        assertEquals(before, d.size());
+    }
+
+    @Test
     void bytesNeverWrittenReadAsZero() throws Exception {
         BlockDevice d = device();
         d.write(200_000, ByteBuffer.wrap(new byte[] {1, 2, 3}));

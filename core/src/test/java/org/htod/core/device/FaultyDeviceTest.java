@@ -23,14 +23,26 @@ class FaultyDeviceTest {
     }
 
     @Test
-    void aStickyFaultFailsEveryLaterCallUntilHealed() {
+    void aStickyFaultFailsEveryLaterCallOfItsKindUntilHealed() {
         FaultyDevice d = new FaultyDevice(new MemoryDevice());
         d.failSync(1, FaultyDevice.Fault.IO_ERROR, true);
         HtodIOException e = assertThrows(HtodIOException.class, d::sync);
         assertEquals(true, e.getMessage().contains("sync"), e.getMessage());
-        assertThrows(HtodIOException.class, () -> d.write(0, ByteBuffer.allocate(1)));
+        assertThrows(HtodIOException.class, d::sync);
+        d.write(0, ByteBuffer.allocate(1)); // writes are armed apart, and were not
         d.heal();
         d.write(0, ByteBuffer.allocate(1));
         d.sync();
+    }
+
+    @Test
+    void writeAndSyncFaultsAreArmedApart() {
+        FaultyDevice d = new FaultyDevice(new MemoryDevice());
+        d.failWrite(2, FaultyDevice.Fault.IO_ERROR, true);
+        d.failSync(1, FaultyDevice.Fault.DISK_FULL, false);
+        d.write(0, ByteBuffer.allocate(1));
+        assertThrows(HtodIOException.class, () -> d.write(1, ByteBuffer.allocate(1)));
+        assertThrows(HtodIOException.class, () -> d.write(2, ByteBuffer.allocate(1)), "the write fault is sticky");
+        assertThrows(StoreFullException.class, d::sync);
     }
 }
