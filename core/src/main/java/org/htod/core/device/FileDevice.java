@@ -2,7 +2,6 @@ package org.htod.core.device;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -78,7 +77,7 @@ public final class FileDevice implements BlockDevice {
                 at += n;
             }
         } catch (IOException e) {
-            throw error("read of " + len + " bytes at offset " + pos, e);
+            throw held.error("read of " + len + " bytes at offset " + pos, e);
         }
     }
 
@@ -96,30 +95,16 @@ public final class FileDevice implements BlockDevice {
                 at += channel.write(src, at);
             }
         } catch (IOException e) {
-            throw error("write of " + len + " bytes at offset " + pos, e);
+            throw held.error("write of " + len + " bytes at offset " + pos, e);
         }
     }
 
     @Override
     public void sync() {
         ensureOpen();
-        try {
-            channel.force(false);
-        } catch (IOException e) {
-            throw error("sync", e);
-        }
+        held.sync();
     }
 
-    private RuntimeException error(String what, IOException e) {
-        String msg = String.valueOf(e.getMessage());
-        if (msg.contains("No space left on device") || msg.contains("Disk quota exceeded")) {
-            return new StoreFullException(what + " on " + path + " failed: the disk is full", e);
-        }
-        if (e instanceof ClosedByInterruptException) {
-            return new HtodIOException(what + " on " + path + " was interrupted, which closed the file; reopen the store", e);
-        }
-        return new HtodIOException(what + " on " + path + " failed", e);
-    }
 
     @Override
     public long size() {
@@ -127,7 +112,7 @@ public final class FileDevice implements BlockDevice {
         try {
             return channel.size();
         } catch (IOException e) {
-            throw error("size", e);
+            throw held.error("size", e);
         }
     }
 

@@ -1,6 +1,7 @@
 package org.htod.core.device;
 
 import java.io.IOException;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -10,6 +11,7 @@ import java.nio.file.Path;
 import java.util.Set;
 import java.util.function.Function;
 import org.htod.core.HtodIOException;
+import org.htod.core.StoreFullException;
 import org.htod.core.StoreLockedException;
 
 /**
@@ -20,10 +22,12 @@ import org.htod.core.StoreLockedException;
  */
 final class LockedChannel {
     final FileChannel channel;
+    private final Path path;
     private final FileLock lock;
     private final Object processKey;
 
-    private LockedChannel(FileChannel channel, FileLock lock, Object processKey) {
+    private LockedChannel(Path path, FileChannel channel, FileLock lock, Object processKey) {
+        this.path = path;
         this.channel = channel;
         this.lock = lock;
         this.processKey = processKey;
@@ -63,11 +67,36 @@ final class LockedChannel {
                     throw new StoreLockedException(path + " is locked by another open store, in this process or another");
                 }
             }
-            return new LockedChannel(ch, lock, key);
+            return new LockedChannel(path, ch, lock, key);
         } catch (RuntimeException e) {
             closeQuietly(ch);
             ProcessLocks.release(key);
             throw e;
+        }
+    }
+
+    /**
+     * The typed error for an I/O failure on this file: a full disk or exhausted quota is {@link
+     * StoreFullException}; an interrupt, which closes the channel, says the store must be
+     * reopened; anything else is {@link HtodIOException}. Each names the file and the operation.
+     */
+    RuntimeException error(String what, IOException e) {
+        String msg = String.valueOf(e.getMessage());
+        if (msg.contains("No space left on device") || msg.contains("Disk quota exceeded")) {
+            return new StoreFullException(what + " on " + path + " failed: the disk is full", e);
+        }
+        if (e instanceof ClosedByInterruptException) {
+            return new HtodIOException(what + " on " + path + " was interrupted, which closed the file; reopen the store", e);
+        }
+        return new HtodIOException(what + " on " + path + " failed", e);
+    }
+
+    /** Makes the data written so far durable ({@code force(false)}: data, not metadata such as times). */
+    void sync() {
+        try {
+            channel.force(false);
+        } catch (IOException e) {
+            throw error("sync", e);
         }
     }
 

@@ -147,7 +147,7 @@ public final class RawDevice implements BlockDevice {
                 pos += take;
             }
         } catch (IOException e) {
-            throw error("read of " + len + " bytes at offset " + pos, e);
+            throw held.error("read of " + len + " bytes at offset " + pos, e);
         }
     }
 
@@ -193,7 +193,7 @@ public final class RawDevice implements BlockDevice {
                 pos += take;
             }
         } catch (IOException e) {
-            throw error("write of " + len + " bytes at offset " + pos, e);
+            throw held.error("write of " + len + " bytes at offset " + pos, e);
         } finally {
             writeLock.unlock();
         }
@@ -202,19 +202,9 @@ public final class RawDevice implements BlockDevice {
     @Override
     public void sync() {
         ensureOpen();
-        try {
-            channel.force(false);
-        } catch (IOException e) {
-            throw error("sync", e);
-        }
+        held.sync();
     }
 
-    private RuntimeException error(String what, IOException e) {
-        if (String.valueOf(e.getMessage()).contains("No space left on device")) {
-            return new StoreFullException(what + " on " + path + " failed: the disk is full", e);
-        }
-        return new HtodIOException(what + " on " + path + " failed", e);
-    }
 
     @Override
     public long size() {
@@ -225,7 +215,7 @@ public final class RawDevice implements BlockDevice {
         try {
             return channel.size();
         } catch (IOException e) {
-            throw error("size", e);
+            throw held.error("size", e);
         }
     }
 
