@@ -271,16 +271,22 @@ class HtodMapFeaturesTest {
         for (int i = 0; i < 500; i++) {
             m.put("k" + i, "v" + i);
         }
+        s.sync();
         for (int i = 0; i < 500; i += 2) {
-            m.put("k" + i, "w" + i); // the replaced entries wait for a sync to be freed
+            m.put("k" + i, "w" + i); // new entries written, their links and the old entries' frees waiting
         }
-        // abandoned: the process dies with retired blocks still allocated
+        // abandoned: the process dies with unlinked entries written and replaced ones not yet freed
         try (HtodStore again = TestStores.small(dev.reopen()).open()) {
             RecoveryReport r = again.recoveryReport();
             assertFalse(r.clean());
             assertEquals(500, r.entriesCounted());
             assertTrue(r.leakedBlocksFreed() >= 1, r.toString());
-            assertEquals(500, again.map("r", Codec.string(), Codec.string()).size());
+            HtodMap<String, String> m2 = again.map("r", Codec.string(), Codec.string());
+            assertEquals(500, m2.size());
+            for (int i = 0; i < 500; i++) {
+                String v = m2.get("k" + i);
+                assertTrue(v.equals("v" + i) || i % 2 == 0 && v.equals("w" + i), "k" + i + " holds " + v);
+            }
             TestStores.verify(again);
         }
     }

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
  * Random operations on an HtodMap checked one by one against a HashMap, with the store closed
  * and reopened (cleanly, or abandoned and recovered) from time to time, and verified each time.
  * Seeds vary the key space (from dense chains to several doublings), value sizes (some larger than
- * the first read of an entry) and the storage method. A failure names its seed and operation.
+ * the first read of an entry), the storage method and the durability (NONE, with a sync before an
+ * abandoned reopen, or SYNC). A failure names its seed and operation.
  */
 class HtodMapRandomOpsTest {
     private static final int SEEDS = 20;
@@ -41,9 +42,10 @@ class HtodMapRandomOpsTest {
         int bigEvery = r.nextInt(2) == 0 ? 0 : 50;
         StorageMethod method = METHODS[r.nextInt(METHODS.length)];
         long cache = new long[] {0, 16 << 10, 8 << 20}[r.nextInt(3)];
+        Durability durability = r.nextInt(4) == 0 ? Durability.SYNC : Durability.NONE;
         MemoryDevice dev = new MemoryDevice();
         Map<String, String> model = new HashMap<>();
-        HtodStore store = open(dev, method, cache);
+        HtodStore store = open(dev, method, cache, durability);
         HtodMap<String, String> m = store.map("random", Codec.string(), Codec.string());
         int op = 0;
         try {
@@ -53,9 +55,11 @@ class HtodMapRandomOpsTest {
                     if (clean) {
                         TestStores.verify(store);
                         store.close();
-                    } // else: abandoned as if the process died; every write is on the memory device
+                    } else if (durability == Durability.NONE) {
+                        store.sync(); // then abandoned as if the process died: what it synced is on the device
+                    } // else abandoned as it is: with SYNC every write that returned is on the device
                     dev = dev.reopen();
-                    store = open(dev, method, cache);
+                    store = open(dev, method, cache, durability);
                     assertEquals(clean, store.recoveryReport().clean(), store.recoveryReport().toString());
                     m = store.map("random", Codec.string(), Codec.string());
                     assertEquals(model.size(), m.size(), "size after reopen");
@@ -68,14 +72,14 @@ class HtodMapRandomOpsTest {
             TestStores.verify(store);
             store.close();
         } catch (Throwable e) {
-            throw new AssertionError("seed=" + seed + " op=" + op + " keySpace=" + keySpace + " method=" + method + " cache=" + cache + ": " + e,
-                    e);
+            throw new AssertionError("seed=" + seed + " op=" + op + " keySpace=" + keySpace + " method=" + method
+                    + " cache=" + cache + " durability=" + durability + ": " + e, e);
         }
         return ops;
     }
 
-    private static HtodStore open(MemoryDevice dev, StorageMethod method, long cache) {
-        return TestStores.small(dev).storageMethod(method).cacheSize(cache).open();
+    private static HtodStore open(MemoryDevice dev, StorageMethod method, long cache, Durability durability) {
+        return TestStores.small(dev).storageMethod(method).cacheSize(cache).durability(durability).open();
     }
 
     private static String value(SplittableRandom r, int bigEvery) {

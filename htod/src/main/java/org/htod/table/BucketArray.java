@@ -139,11 +139,13 @@ final class BucketArray {
         return bucketCount - 1;
     }
 
-    private long segment(long bucket) {
+    /** The segment block that holds slot {@code bucket}. */
+    long segment(long bucket) {
         return segments[(int) (bucket >>> shift)];
     }
 
-    private long offsetIn(long bucket) {
+    /** The payload offset of slot {@code bucket} in its segment. */
+    long offsetIn(long bucket) {
         return (bucket & ((1L << shift) - 1)) << 3;
     }
 

@@ -15,7 +15,7 @@ import java.util.List;
  *       newArray} set and {@code moved = 0}.
  *   <li><b>A batch</b> of old buckets {@code [from, from + k)}, every writer lock held:
  *       <ol type="a">
- *         <li>If blocks wait to be freed, sync, which frees them.
+ *         <li>If links wait to be written or blocks to be freed, sync, which writes and frees them.
  *         <li>Point new slots {@code b} and {@code b + n} at the first entry of each class in the
  *             old chain. The old chain is untouched, so each new slot reaches a superset of its
  *             class through it. Sync: the slots, and the frees of step a, are durable.
@@ -117,8 +117,10 @@ final class Doubler {
             }
             long from = s.moved;
             int k = (int) Math.min(batchSize(s), n - from);
-            if (t.gate.retiredCount() > 0) {
-                t.gate.sync(); // a: frees whatever waits, so that step b's sync makes the frees durable
+            if (t.gate.busy()) {
+                // a: writes the links that wait and frees the blocks that wait, so that the chains
+                // on disk are exact and step b's sync makes the frees durable
+                t.gate.sync();
             }
             // b. first entry of each class, read from the intact old chains
             long[] firsts = s.array.getRun(t.heap, from, k);

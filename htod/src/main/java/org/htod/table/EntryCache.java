@@ -9,10 +9,11 @@ import java.util.Map;
  * It saves the device read of an entry on a chain walk.
  *
  * <p>It stays equal to the disk because every change to a cached block goes through it: an
- * entry's bytes never change except {@code next}, whose every write ({@link
- * HashtableOnDisk#link}, {@link HashtableOnDisk#writeNext}) updates the cached copy under the
- * same lock that readers take; and a block is dropped from the cache before it is freed, so a
- * handle reused for a new block never finds old bytes. Bounded by bytes, least recently used
+ * entry's bytes never change except {@code next}, whose every write (a flush of {@link
+ * SyncGate}, {@link HashtableOnDisk#writeNext}) updates the cached copy under the view lock that
+ * readers take; and a block is dropped from the cache before it is freed, so a handle reused for
+ * a new block never finds old bytes. A link that waits in the gate is applied over the cached
+ * copy by {@link HashtableOnDisk#head}. Bounded by bytes, least recently used
  * first out, in 16 independently locked parts.
  */
 final class EntryCache {

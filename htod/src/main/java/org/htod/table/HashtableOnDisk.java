@@ -30,14 +30,17 @@ import org.htod.core.alloc.Heap;
  *
  * <ol>
  *   <li>A new entry is written complete (its {@code next} already the successor it will have),
- *       then synced, and only then linked, by one aligned 8-byte write of the slot or of the
- *       predecessor's {@code next}. The sync between is what keeps a crash from making the link
- *       durable without the entry, which would lose the rest of the chain behind it.
- *   <li>An entry that a replacement or removal unlinks is freed only after a sync that started
- *       after the unlinking write ({@link SyncGate#retire}), so that no durable link ever points
- *       at a block the allocator may reuse.
- *   <li>With {@code syncEachWrite} (durability SYNC), the link is synced before the operation
- *       returns; without it, it becomes durable at the next sync of any kind.
+ *       and only linked after a sync that covers it: the link, one aligned 8-byte write of the
+ *       slot or of the predecessor's {@code next}, waits in memory in the {@link SyncGate}, where
+ *       readers see it, until a flush writes it after one sync for all the links that wait. A
+ *       crash can thus never make a link durable without its entry, which would lose the rest of
+ *       the chain behind it.
+ *   <li>An entry that a replacement or removal unlinks is freed only after a sync that follows
+ *       the write of the unlinking link ({@link SyncGate#retire}), so that no durable link ever
+ *       points at a block the allocator may reuse.
+ *   <li>With {@code syncEachWrite} (durability SYNC), the operation flushes its link and syncs it
+ *       before it returns (concurrent operations share the flush); without it, links are flushed
+ *       when {@link SyncGate#maxPendingLinks} wait, and become durable at the next sync.
  * </ol>
  *
  * <h2>Concurrency</h2>
@@ -48,7 +51,7 @@ import org.htod.core.alloc.Heap;
  * through its whole operation (syncs included), and a view lock: readers take its read side, and
  * writers take its write side only around the writes that change what readers see (a link and
  * the count). Readers therefore never block each other and wait for a writer only for the length
- * of a link write. Writers of different stripes run in parallel; the heap serialises allocation.
+ * of a link's update in memory (or of its write, by a flush). Writers of different stripes run in parallel; the heap serialises allocation.
  * The doubler takes every writer lock for one batch of buckets at a time, and every view lock
  * only while it publishes the batch.
  */
@@ -184,8 +187,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return b.clear();
     }
 
+    /** The fixed fields of an entry, with its {@code next} as readers must see it (a waiting link wins). */
     Entries.Head head(ByteBuffer prefix, long handle) {
         Entries.Head h = Entries.head(prefix, handle, this::corrupt);
+        h.next = gate.linkAt(handle, Entries.NEXT_OFFSET, h.next);
         if (h.tableId != tableId) {
             throw corrupt(handle, "an entry of table id 0x" + Long.toHexString(tableId),
                     "table id 0x" + Long.toHexString(h.tableId));
@@ -247,7 +252,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         Found f = new Found();
         f.array = s.arrayOf(hash);
         f.bucket = hash & f.array.mask();
-        f.first = f.array.get(heap, f.bucket);
+        f.first = slot(f.array, f.bucket);
         long pred = 0;
         long cur = f.first;
         long steps = 0;
@@ -334,12 +339,21 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
 
     // ------------------------------------------------------------------ writes
 
-    /** Writes a link: a bucket slot, or the predecessor's {@code next} (kept equal in the cache). */
-    void link(BucketArray array, long bucket, long pred, long target) {
+    /** The first entry of a bucket's chain, as readers must see it (a waiting link wins over the disk). */
+    long slot(BucketArray array, long bucket) {
+        SyncGate.Link l = gate.pendingLink(array.segment(bucket), array.offsetIn(bucket));
+        return l != null ? l.target() : array.get(heap, bucket);
+    }
+
+    /**
+     * Sets a link, a bucket slot or the predecessor's {@code next}, to be written by the next
+     * flush; the caller holds the writer lock and the view write lock of stripe {@code st}.
+     */
+    void link(int st, BucketArray array, long bucket, long pred, long target) {
         if (pred == 0) {
-            array.set(heap, bucket, target);
+            gate.setLink(array.segment(bucket), array.offsetIn(bucket), target, views[st], false);
         } else {
-            writeNext(pred, target);
+            gate.setLink(pred, Entries.NEXT_OFFSET, target, views[st], true);
         }
     }
 
@@ -374,11 +388,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             long next = cur != null ? cur.next : f.first;
             long pred = cur != null ? f.pred : 0;
             long h = heap.allocate(Entries.encode(next, tableId, hash, version, c.expiry, key, c.value));
-            gate.sync();
             Lock w = views[st].writeLock();
             w.lock();
             try {
-                link(f.array, f.bucket, pred, h);
+                link(st, f.array, f.bucket, pred, h);
                 if (cur == null) {
                     count.incrementAndGet();
                 }
@@ -395,6 +408,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         } finally {
             writers[st].unlock();
         }
+        gate.flushIfFull();
         if (inserted) {
             maybeDouble();
         }
@@ -413,10 +427,11 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                 return false;
             }
             unlink(st, f);
-            return true;
         } finally {
             writers[st].unlock();
         }
+        gate.flushIfFull();
+        return true;
     }
 
     /** Unlinks the entry {@code f} found; the caller holds the stripe's writer lock. */
@@ -424,7 +439,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         Lock w = views[st].writeLock();
         w.lock();
         try {
-            link(f.array, f.bucket, f.pred, f.entry.next);
+            link(st, f.array, f.bucket, f.pred, f.entry.next);
             count.decrementAndGet();
         } finally {
             w.unlock();
@@ -466,6 +481,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
         while (!pending.isEmpty()) {
             pending = putRound(pending, expiry);
+            gate.flushIfFull();
             maybeDouble();
         }
     }
@@ -503,17 +519,15 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                 payloads.add(Entries.encode(next, tableId, it.hash, version, expiry, it.key, it.value));
             }
             long[] handles = heap.allocateBatch(payloads);
-            gate.sync();
-            long added = 0;
             for (int i = 0; i < round.size(); i++) {
                 Found f = found.get(i);
-                Lock w = views[stripe(round.get(i).hash)].writeLock();
+                int st = stripe(round.get(i).hash);
+                Lock w = views[st].writeLock();
                 w.lock();
                 try {
-                    link(f.array, f.bucket, f.entry != null ? f.pred : 0, handles[i]);
+                    link(st, f.array, f.bucket, f.entry != null ? f.pred : 0, handles[i]);
                     if (f.entry == null) {
                         count.incrementAndGet();
-                        added++;
                     }
                 } finally {
                     w.unlock();
@@ -542,6 +556,9 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             Shape old = shape;
             if (count.get() == 0 && !old.doubling() && old.n() == BucketArray.MIN_BUCKETS) {
                 return;
+            }
+            if (gate.busy()) {
+                gate.sync(); // the chains on disk are exact, and nothing unlinked waits to be freed
             }
             BucketArray fresh = BucketArray.allocate(heap, BucketArray.MIN_BUCKETS);
             gate.sync();
@@ -575,7 +592,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /** Calls {@code c} with the first entry of every non-empty chain of {@code s}. */
+    /** Calls {@code c} with the first entry of every non-empty chain of {@code s} as on disk (no link may wait). */
     void forEachChainHead(Shape s, java.util.function.LongConsumer c) {
         long n = s.n();
         for (long b = 0; b < n; b += Math.min(n, s.array.segmentSlots())) {
@@ -701,7 +718,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /** Rewrites an entry's {@code next} in place, and in the cache. */
+    /** Rewrites an entry's {@code next} in place, and in the cache, now: for doubling and recovery, when no link waits. */
     void writeNext(long entry, long next) {
         heap.writeAt(entry, Entries.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, next));
         gate.cache.next(entry, next);

@@ -1,32 +1,75 @@
 package org.htod.table;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.htod.core.HtodException;
 import org.htod.core.alloc.Heap;
 
 /**
- * Syncs of one store, shared by its tables: coalesces concurrent sync requests (group sync) and
- * frees the blocks that were waiting for one.
+ * The order of a store's writes, shared by its tables: link writes wait in memory for the sync
+ * that makes their targets durable, unlinked blocks wait for the sync that makes their unlinking
+ * durable, and concurrent sync requests share one device sync (group commit).
  *
- * <p>A sync covers a caller if it started after the caller asked, since every write the caller
- * made had returned by then. Callers that arrive while a sync is in flight wait for it, then one
- * of them runs the next sync for all of them.
+ * <h2>Links wait for a flush</h2>
  *
- * <p>A block unlinked from a table is not freed at once: the write that unlinked it might not be
- * durable, and a crash would then bring back a link to a block the allocator has meanwhile handed
- * to someone else. {@link #retire} queues it instead; the next sync to start frees it right after
- * the device sync returns, before that sync is reported done. So when {@link #sync()} returns,
- * every block retired before the call has been freed (the frees themselves become durable at the
- * following sync; a crash before that leaves them allocated and unreachable, and recovery frees
- * them again).
+ * A link (a bucket slot, or an entry's {@code next}) may reach the disk only after the entry it
+ * names is durable, or a crash could keep the link and lose the entry, and with it the rest of
+ * the chain. Rather than sync between every entry and its link, a table hands the link to {@link
+ * #setLink}: it is kept in memory, where every reader of the chain sees it ({@link #pending}),
+ * and a <em>flush</em> writes it later, after one device sync that covers every entry written
+ * before the flush began. A flush therefore costs one sync for any number of links, and writes
+ * them in ascending device order. Flushes run when {@link #maxPendingLinks} links or blocks wait
+ * ({@link #flushIfFull}), and on every {@link #sync}.
+ *
+ * <h2>Blocks wait for the sync after their unlinking</h2>
+ *
+ * A block unlinked from a table is handed to {@link #retire}, after the link that unlinks it. It
+ * is freed only once that link is durable, so that no durable link ever names a block the
+ * allocator may hand to someone else: by a durable {@link #sync} (which syncs after writing its
+ * links), or else by the first sync of the next flush. The frees themselves become durable at a
+ * later sync; a crash before that leaves the blocks allocated and unreachable, and recovery frees
+ * them again.
+ *
+ * <h2>Readers</h2>
+ *
+ * A link is set under the view write lock of its stripe, and a flush writes it, and updates the
+ * entry cache, under the same lock; readers hold that lock's read side while they follow links.
+ * So a reader sees a link either in memory or on disk (and in the cache) with the same value,
+ * never a stale copy. A flush moves the waiting links from {@link #pending} to {@link #flushing}
+ * (in that order of publication, so that a reader who looks in {@code pending} first and {@code
+ * flushing} second cannot miss one) and empties {@code flushing} once they are all written.
  */
 final class SyncGate {
+    /** Links or unlinked blocks waiting before a writer flushes them; tests lower it. */
+    static volatile int maxPendingLinks = 8192;
+
     private final Heap heap;
     final EntryCache cache;
-    private long started;
-    private long done;
-    private boolean inFlight;
+
+    /** A link write waiting for its flush: {@code target} to be written at {@code offset} of {@code block}. */
+    record Link(long block, long offset, long target, ReentrantReadWriteLock view, boolean isNext) {}
+
+    /** Links set since the last flush began, by device address. */
+    private volatile Map<Long, Link> pending = new ConcurrentHashMap<>();
+    /** Links of the flush in flight, until they are all written. */
+    private volatile Map<Long, Link> flushing = Map.of();
+    /** Blocks unlinked by links in {@link #pending} (or earlier). Guarded by this. */
     private List<Long> retired = new ArrayList<>();
+    /** Blocks unlinked by links that the last flush wrote but did not sync. Touched by the flush in flight only. */
+    private List<Long> awaiting = new ArrayList<>();
+    /** Links and blocks that a flush would take now: new addresses in {@link #pending} plus {@link #retired}. */
+    private volatile int queued;
+
+    // Flush coordination, guarded by this.
+    private boolean inFlight;
+    private long durableStarted;
+    private long durableDone;
     private long syncs;
 
     SyncGate(Heap heap, EntryCache cache) {
@@ -34,13 +77,47 @@ final class SyncGate {
         this.cache = cache;
     }
 
-    /** Queues {@code handle} to be freed after the next sync. */
-    synchronized void retire(long handle) {
-        retired.add(handle);
+    private long key(long block, long offset) {
+        return heap.address(block) + offset;
     }
 
-    synchronized int retiredCount() {
-        return retired.size();
+    /**
+     * Records that the link at {@code offset} of {@code block} now names {@code target}; the
+     * caller holds {@code view}'s write lock, and has written {@code target} whole before.
+     */
+    synchronized void setLink(long block, long offset, long target, ReentrantReadWriteLock view, boolean isNext) {
+        if (pending.put(key(block, offset), new Link(block, offset, target, view, isNext)) == null) {
+            queued++;
+        }
+    }
+
+    /** The waiting link at {@code offset} of {@code block}, or null if the disk holds the current value. */
+    Link pendingLink(long block, long offset) {
+        Map<Long, Link> p = pending;
+        Map<Long, Link> f = flushing;
+        if (p.isEmpty() && f.isEmpty()) {
+            return null;
+        }
+        long k = key(block, offset);
+        Link l = p.get(k);
+        return l != null ? l : f.get(k);
+    }
+
+    /** The current value of a link whose disk copy is {@code onDisk}. */
+    long linkAt(long block, long offset, long onDisk) {
+        Link l = pendingLink(block, offset);
+        return l == null ? onDisk : l.target;
+    }
+
+    /** Queues {@code handle} to be freed once the link that unlinked it (set before this call) is durable. */
+    synchronized void retire(long handle) {
+        retired.add(handle);
+        queued++;
+    }
+
+    /** Whether any link or block waits, or a flush is in flight. */
+    synchronized boolean busy() {
+        return inFlight || !pending.isEmpty() || !retired.isEmpty() || !awaiting.isEmpty();
     }
 
     /** Device syncs run so far. */
@@ -48,14 +125,38 @@ final class SyncGate {
         return syncs;
     }
 
-    /** Makes every write that returned before this call durable, then frees the retired blocks. */
-    void sync() {
-        long mine;
-        List<Long> batch;
+    /**
+     * Flushes the waiting links when there are many. A writer calls it after its operation,
+     * holding no lock, and waits for a flush in flight: that is the back-pressure that bounds
+     * what waits in memory.
+     */
+    void flushIfFull() {
+        if (queued < maxPendingLinks) {
+            return;
+        }
+        Batch b;
         synchronized (this) {
-            long target = started + 1;
+            while (inFlight) {
+                waitQuietly();
+            }
+            if (queued < maxPendingLinks) {
+                return; // another writer flushed meanwhile
+            }
+            b = begin(false);
+        }
+        run(b);
+    }
+
+    /**
+     * Makes every write and link set before this call durable, and frees the blocks retired
+     * before it. Concurrent callers share one flush.
+     */
+    void sync() {
+        Batch b;
+        synchronized (this) {
+            long target = durableStarted + 1;
             while (true) {
-                if (done >= target) {
+                if (durableDone >= target) {
                     return;
                 }
                 if (!inFlight) {
@@ -63,29 +164,92 @@ final class SyncGate {
                 }
                 waitQuietly();
             }
-            inFlight = true;
-            mine = ++started;
-            batch = retired;
-            retired = new ArrayList<>();
+            b = begin(true);
         }
+        run(b);
+    }
+
+    /** What one flush writes and frees. */
+    private record Batch(Map<Long, Link> links, List<Long> unlinked, boolean durable, long number) {}
+
+    /** Takes the waiting links and blocks for a flush; the caller holds this and has seen no flush in flight. */
+    private Batch begin(boolean durable) {
+        inFlight = true;
+        long number = durable ? ++durableStarted : 0;
+        Map<Long, Link> links = pending;
+        flushing = links; // before pending changes, so that a reader always finds the link in one of them
+        pending = new ConcurrentHashMap<>();
+        List<Long> unlinked = retired;
+        retired = new ArrayList<>();
+        queued = 0;
+        return new Batch(links, unlinked, durable, number);
+    }
+
+    private void run(Batch b) {
         boolean ok = false;
         try {
-            heap.sync();
-            for (int i = 0; i < batch.size(); i++) {
-                cache.drop(batch.get(i));
-                heap.free(batch.get(i));
+            deviceSync(); // every entry named by b.links is durable, and so are the links of the last flush
+            freeAll(awaiting);
+            awaiting = new ArrayList<>();
+            if (b.links.isEmpty()) {
+                // The links that unlinked these blocks were written before the sync above.
+                flushing = Map.of();
+                freeAll(b.unlinked);
+            } else {
+                writeLinks(b.links);
+                flushing = Map.of();
+                if (b.durable) {
+                    deviceSync();
+                    freeAll(b.unlinked);
+                } else {
+                    awaiting = b.unlinked;
+                }
             }
             ok = true;
         } finally {
             synchronized (this) {
                 inFlight = false;
-                syncs++;
-                if (ok) {
-                    done = mine;
-                } else {
-                    started--;
+                if (b.durable) {
+                    if (ok) {
+                        durableDone = b.number;
+                    } else {
+                        durableStarted--;
+                    }
                 }
                 notifyAll();
+            }
+        }
+    }
+
+    private void deviceSync() {
+        heap.sync();
+        synchronized (this) {
+            syncs++;
+        }
+    }
+
+    private void freeAll(List<Long> blocks) {
+        for (int i = 0; i < blocks.size(); i++) {
+            cache.drop(blocks.get(i));
+            heap.free(blocks.get(i));
+        }
+    }
+
+    /** Writes the links in ascending device order, each under its stripe's view lock, the cache kept equal. */
+    private void writeLinks(Map<Long, Link> links) {
+        List<Map.Entry<Long, Link>> sorted = new ArrayList<>(links.entrySet());
+        sorted.sort(Map.Entry.comparingByKey(Comparator.naturalOrder()));
+        for (Map.Entry<Long, Link> e : sorted) {
+            Link l = e.getValue();
+            Lock w = l.view.writeLock();
+            w.lock();
+            try {
+                heap.writeAt(l.block, l.offset, ByteBuffer.allocate(8).putLong(0, l.target));
+                if (l.isNext()) {
+                    cache.next(l.block, l.target);
+                }
+            } finally {
+                w.unlock();
             }
         }
     }
@@ -95,7 +259,7 @@ final class SyncGate {
             wait();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new org.htod.core.HtodException("interrupted while waiting for a sync of " + heap.device().name(), e);
+            throw new HtodException("interrupted while waiting for a sync of " + heap.device().name(), e);
         }
     }
 }

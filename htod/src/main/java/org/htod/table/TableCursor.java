@@ -71,7 +71,7 @@ final class TableCursor implements Iterator<StoredEntry> {
                 return;
             }
             long now = t.clock.getAsLong();
-            long cur = a.get(t.heap, c & a.mask());
+            long cur = t.slot(a, c & a.mask());
             long steps = 0;
             long limit = t.count.get() + 1024;
             while (cur != 0) {

@@ -16,7 +16,8 @@ import org.htod.core.alloc.Heap;
  * <ol>
  *   <li>Walk every chain of every table from the catalog, marking every block reached (headers,
  *       bucket arrays, entries) and counting the entries: the counts in the headers are only
- *       trusted after a clean close.
+ *       trusted after a clean close. A key met twice in one chain keeps its first entry, and the
+ *       later one is unlinked (see below).
  *   <li>Scan the heap's allocated blocks. An unreached block is either an entry a doubling's
  *       unzip cut out of its chain (an entry of a table that hashes into the range its header
  *       marks as being unzipped, with a valid CRC), which is adopted back, or a leak: an entry
@@ -26,7 +27,15 @@ import org.htod.core.alloc.Heap;
  *       range in the header. A doubling left under way resumes with the next write.
  * </ol>
  *
- * The catalog is recovered first, on its own, so that a table whose catalog entry has to be
+ * <p>Why a key can be met twice: links wait in memory and a flush writes them after one sync, so
+ * a crash during a flush keeps any subset of its link writes. If a key was removed and then put
+ * again between two flushes, the new entry is linked at the head of the chain by one link and the
+ * old one unlinked by another; a crash that keeps the first and loses the second leaves both
+ * reachable. The first is always the newer: a new entry goes to the head of its chain or takes
+ * the place of the key's current entry, and the order of the entries that stay in a chain never
+ * changes, so an older entry of a key still reachable can only be behind it.
+ *
+ * <p>The catalog is recovered first, on its own, so that a table whose catalog entry has to be
  * adopted is known before the leak sweep would free its blocks.
  */
 public final class TableRecovery {
@@ -34,13 +43,14 @@ public final class TableRecovery {
 
     /** What the recovery found and did. */
     public record Report(Duration took, int tables, long entries, long leakedBlocksFreed, long entriesRelinked,
-            long bucketsRepaired) {
+            long bucketsRepaired, long staleEntriesUnlinked) {
 
         @Override
         public String toString() {
             return "table recovery in " + took.toMillis() + " ms: " + tables + " tables, " + entries + " entries counted, "
                     + leakedBlocksFreed + " leaked blocks freed, " + entriesRelinked + " entries relinked in "
-                    + bucketsRepaired + " buckets of an interrupted doubling";
+                    + bucketsRepaired + " buckets of an interrupted doubling, " + staleEntriesUnlinked
+                    + " stale entries of keys met twice unlinked";
         }
     }
 
@@ -91,8 +101,12 @@ public final class TableRecovery {
             }
         }
         ts.gate().sync();
+        long stale = cat.stale;
+        for (Walk w : walks) {
+            stale += w.stale;
+        }
         return new Report(Duration.ofNanos(System.nanoTime() - t0), walks.size(), entries - cat.entries, freed[0],
-                relinked, repaired);
+                relinked, repaired, stale);
     }
 
     /** A store whose catalog was never recorded: every block is a leak. */
@@ -107,6 +121,8 @@ public final class TableRecovery {
         final Shape shape;
         long entries;
         long adopted;
+        /** Older entries of keys met twice in a chain, unlinked (and left unmarked, for the sweep to free). */
+        long stale;
         /** Per old bucket of the unzip range: handle, hash, next of each entry reached or adopted. */
         final Map<Long, List<long[]>> repair = new HashMap<>();
 
@@ -152,13 +168,16 @@ public final class TableRecovery {
 
     /**
      * Follows one chain. Outside an unzip range a chain must be exact: each entry reached once and
-     * hashing to its bucket. Inside, the two new chains of an old bucket may share a tail and hold
-     * entries of each other's class.
+     * hashing to its bucket, and a key's later entries, stale, are unlinked. Inside, the two new
+     * chains of an old bucket may share a tail and hold entries of each other's class (and hold no
+     * stale entry: a doubling batch begins with every link written and synced).
      */
     private static void chain(Walk w, Marks marks, BucketArray a, long bucket, long oldBucket, boolean tolerant) {
         HashtableOnDisk t = w.t;
         long first = a.get(t.heap, bucket);
         long cur = first;
+        long pred = 0;
+        List<long[]> seen = new ArrayList<>(); // handle and hash of each entry kept
         while (cur != 0) {
             t.checkLink(cur);
             if (marks.marked(cur)) {
@@ -173,13 +192,44 @@ public final class TableRecovery {
                 throw t.corrupt(cur, "an entry hashing to bucket " + bucket + " of " + a.bucketCount,
                         "hash 0x" + Long.toHexString(h.hash) + ", bucket " + (h.hash & a.mask()));
             }
+            if (!tolerant && keptBefore(t, seen, cur, h)) {
+                if (pred == 0) {
+                    a.set(t.heap, bucket, h.next);
+                } else {
+                    t.writeNext(pred, h.next);
+                }
+                w.stale++;
+                cur = h.next;
+                continue;
+            }
             marks.mark(cur);
             w.entries++;
             if (tolerant) {
                 w.repair.computeIfAbsent(oldBucket, k -> new ArrayList<>()).add(new long[] {cur, h.hash, h.next});
             }
+            seen.add(new long[] {cur, h.hash});
+            pred = cur;
             cur = h.next;
         }
+    }
+
+    /** Whether an entry kept earlier in the chain has the key of {@code handle}: keys are read on equal hashes only. */
+    private static boolean keptBefore(HashtableOnDisk t, List<long[]> seen, long handle, Entries.Head h) {
+        byte[] key = null;
+        for (long[] e : seen) {
+            if (e[1] != h.hash) {
+                continue;
+            }
+            if (key == null) {
+                ByteBuffer p = t.prefix(handle);
+                key = t.keyOnly(handle, p, h);
+            }
+            ByteBuffer q = t.prefix(e[0]);
+            if (java.util.Arrays.equals(key, t.keyOnly(e[0], q, t.head(q, e[0])))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
