@@ -31,7 +31,7 @@ public abstract class StoreParams {
     public static final String DEFAULT_DIR = "benchmarks/target/bench-data";
 
     /** Which store: a name from {@link Stores#names()}. */
-    @Param({"htod", "file-per-object", "sqlite", "h2-mvstore", "rocksdb", "mapdb", "lmdb", "chronicle-map"})
+    @Param({"htod", "htod-raw", "file-per-object", "sqlite", "h2-mvstore", "rocksdb", "mapdb", "lmdb", "chronicle-map"})
     public String store;
 
     /** Which corpus: {@code olympic} or {@code proxy} ({@link Corpus}). */

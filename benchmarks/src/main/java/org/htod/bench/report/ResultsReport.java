@@ -26,12 +26,14 @@ import org.knowm.xchart.CategoryChartBuilder;
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar org.htod.bench.report.ResultsReport \
- *     --subject store --reference htod --out benchmarks/results --readme README.md results.json...
+ *     --subject store --reference htod --out benchmarks/results --readme README.md \
+ *     [--marker benchmarks] results.json...
  * </pre>
+ *
+ * The table goes between {@code <!-- MARKER:begin -->} and {@code <!-- MARKER:end -->}, so that one
+ * file can hold several tables. {@code benchmarks/run.sh} runs it.
  */
 public final class ResultsReport {
-    static final String BEGIN = "<!-- benchmarks:begin -->";
-    static final String END = "<!-- benchmarks:end -->";
 
     private ResultsReport() {}
 
@@ -45,6 +47,7 @@ public final class ResultsReport {
         Path out = Path.of("benchmarks/results");
         Path readme = null;
         String command = "";
+        String marker = "benchmarks";
         List<Path> inputs = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -53,6 +56,7 @@ public final class ResultsReport {
                 case "--out" -> out = Path.of(args[++i]);
                 case "--readme" -> readme = Path.of(args[++i]);
                 case "--command" -> command = args[++i];
+                case "--marker" -> marker = args[++i];
                 default -> inputs.add(Path.of(args[i]));
             }
         }
@@ -71,7 +75,7 @@ public final class ResultsReport {
         String table = table(byWorkload, reference, command);
         System.out.println(table);
         if (readme != null) {
-            writeBetweenMarkers(readme, table);
+            writeBetweenMarkers(readme, marker, table);
         }
     }
 
@@ -123,8 +127,9 @@ public final class ResultsReport {
         Set<String> subjects = new LinkedHashSet<>();
         byWorkload.values().forEach(l -> l.forEach(s -> subjects.add(s.subject)));
         StringBuilder b = new StringBuilder();
-        b.append("Throughput of ").append(reference).append(" divided by each one's, in the same run (above 1: ")
-                .append(reference).append(" is faster). ").append(Machine.describe()).append('\n');
+        b.append("How many times faster ").append(reference).append(" is than each store, in the same run (above 1: ")
+                .append(reference).append(" is faster): a ratio of throughputs, or of times per pass for the single-shot")
+                .append(" workloads (Wp, Wn, Ik, Iv, Ie). ").append(Machine.describe()).append('\n');
         if (!command.isEmpty()) {
             b.append("Command: `").append(command).append("`\n");
         }
@@ -147,7 +152,7 @@ public final class ResultsReport {
                 } else if (ref == null) {
                     b.append(String.format(Locale.ROOT, " %.4g %s |", x.score, x.unit));
                 } else {
-                    b.append(String.format(Locale.ROOT, " %.2f |", ref.score / x.score));
+                    b.append(String.format(Locale.ROOT, " %.2f |", speedup(ref, x)));
                 }
             }
             b.append('\n');
@@ -155,14 +160,24 @@ public final class ResultsReport {
         return b.toString();
     }
 
-    static void writeBetweenMarkers(Path file, String content) throws IOException {
+    /**
+     * How many times faster {@code ref} is than {@code x}: a ratio of throughputs, or the inverse
+     * ratio of times when the unit is a time per operation (single-shot passes).
+     */
+    static double speedup(Score ref, Score x) {
+        return ref.unit.endsWith("/op") ? x.score / ref.score : ref.score / x.score;
+    }
+
+    static void writeBetweenMarkers(Path file, String marker, String content) throws IOException {
+        String begin = "<!-- " + marker + ":begin -->";
+        String end = "<!-- " + marker + ":end -->";
         String text = Files.readString(file, StandardCharsets.UTF_8);
-        int from = text.indexOf(BEGIN);
-        int to = text.indexOf(END);
+        int from = text.indexOf(begin);
+        int to = text.indexOf(end);
         if (from < 0 || to < from) {
-            throw new IllegalStateException(file + " has no " + BEGIN + " ... " + END + " section to write the table into");
+            throw new IllegalStateException(file + " has no " + begin + " ... " + end + " section to write the table into");
         }
-        String updated = text.substring(0, from + BEGIN.length()) + "\n" + content + text.substring(to);
+        String updated = text.substring(0, from + begin.length()) + "\n" + content + text.substring(to);
         Files.writeString(file, updated, StandardCharsets.UTF_8);
     }
 

@@ -22,10 +22,12 @@ public final class Stores {
 
     /** htod itself, the reference every table compares against. */
     public static final String HTOD = HtodKeyValueStore.NAME;
+    /** htod on a file opened with O_DIRECT: no page cache. */
+    public static final String HTOD_RAW = HtodKeyValueStore.RAW_NAME;
 
     /** Every adapter, in the order tables list them. */
     public static final List<String> NAMES =
-            List.of(HTOD, FILE_PER_OBJECT, SQLITE, H2_MVSTORE, ROCKSDB, MAPDB, LMDB, CHRONICLE_MAP);
+            List.of(HTOD, HTOD_RAW, FILE_PER_OBJECT, SQLITE, H2_MVSTORE, ROCKSDB, MAPDB, LMDB, CHRONICLE_MAP);
 
     /**
      * The JVM flags the rivals need on Java 17. lmdbjava reads the address of direct buffers by
@@ -81,7 +83,9 @@ public final class Stores {
         }
         switch (name) {
             case HtodKeyValueStore.NAME:
-                return new HtodKeyValueStore(dir, durability);
+                return new HtodKeyValueStore(dir, durability, false);
+            case HtodKeyValueStore.RAW_NAME:
+                return new HtodKeyValueStore(dir, durability, true);
             case FilePerObjectStore.NAME:
                 return new FilePerObjectStore(dir, durability);
             case SqliteStore.NAME:

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Runs the benchmark suite and renders its results: JMH JSON, a PNG chart per workload and a
+# Markdown table of htod's speed relative to each store.
+#
+#   benchmarks/run.sh quick   # minutes: 1,000 objects, every store, both durabilities
+#   benchmarks/run.sh full    # hours: the paper's sizes, a scaled run, a run larger than the
+#                             # cache, disk space; writes the tables into README.md
+#
+# Run from anywhere; builds benchmarks/target/benchmarks.jar when it is missing. Results go to
+# benchmarks/results/<mode>/. Stores are created under $HTOD_BENCH_DIR (default
+# benchmarks/target/bench-data) and deleted after each trial.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-}
+case "$mode" in
+    quick|full) ;;
+    *) echo "usage: benchmarks/run.sh quick|full" >&2; exit 2 ;;
+esac
+
+jar=benchmarks/target/benchmarks.jar
+if [ ! -f "$jar" ]; then
+    mvn -B -ntp -q -pl benchmarks -am package -DskipTests
+fi
+out=benchmarks/results/$mode
+mkdir -p "$out"
+rm -f "$out"/*.json
+data=${HTOD_BENCH_DIR:-benchmarks/target/bench-data}
+mkdir -p "$data"
+java_flags=(@benchmarks/jvm-flags.txt "-Dhtod.bench.dir=$data")
+
+machine() {
+    {
+        echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+        echo "cores: $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+        echo "memory: $(free -g | awk '/^Mem:/ {print $2}') GiB"
+        echo "disk: $(df -T "$data" | awk 'NR == 2 {print $2 " on " $1}')"
+        java -version 2>&1 | head -n 1
+    } > "$out/machine.txt"
+}
+
+# jmh NAME ARGS...: one JMH run, its results in $out/NAME.json
+jmh() {
+    local name=$1
+    shift
+    echo "== $name: java -jar $jar $*"
+    java "-Dhtod.bench.dir=$data" -jar "$jar" "$@" -rf json -rff "$out/$name.json"
+}
+
+# report MARKER README FILES...: charts for FILES, and their table written between the markers
+report() {
+    local marker=$1 readme=$2
+    shift 2
+    java "${java_flags[@]}" -cp "$jar" org.htod.bench.report.ResultsReport --out "$out/charts" \
+        --marker "$marker" --readme "$readme" --command "benchmarks/run.sh $mode" "$@"
+}
+
+# A cgroup (v1 or v2) that caps memory, page cache included; empty when this machine has none to give.
+memory_cgroup() {
+    local limit=$1 cg=""
+    if [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+        cg=/sys/fs/cgroup/htod-bench
+        mkdir -p "$cg" && echo "$limit" > "$cg/memory.max" || cg=""
+    else
+        local own
+        own=$(awk -F: '$2 == "memory" {print $3}' /proc/self/cgroup 2>/dev/null)
+        if [ -n "$own" ] && [ -d "/sys/fs/cgroup/memory$own" ]; then
+            cg=/sys/fs/cgroup/memory$own/htod-bench
+            { mkdir -p "$cg" && echo "$limit" > "$cg/memory.limit_in_bytes"; } 2>/dev/null || cg=""
+        fi
+    fi
+    echo "$cg"
+}
+
+machine
+iterations=(-wi 1 -w 1s -i 2 -r 1s -f 1)
+
+if [ "$mode" = quick ]; then
+    jmh stores 'ReadBenchmark|ReplaceBenchmark|WriteBenchmark.wp' -p objects=1000 -p corpus=olympic \
+        "${iterations[@]}"
+    echo "<!-- benchmarks:begin -->" > "$out/table.md"
+    echo "<!-- benchmarks:end -->" >> "$out/table.md"
+    report benchmarks "$out/table.md" "$out/stores.json"
+    echo "quick pass done: $out/table.md, charts in $out/charts"
+    exit 0
+fi
+
+iterations=(-wi 1 -w 2s -i 3 -r 2s -f 1)
+paper='htod,htod-raw,file-per-object,sqlite,h2-mvstore,rocksdb,mapdb,lmdb,chronicle-map'
+scaled='htod,file-per-object,sqlite,rocksdb,lmdb'
+
+# The paper's tests at its Olympic size (Tables 1 and 2, §3.1), at both durabilities; the
+# single-shot passes at SYNC on 2,000 objects, since every store then syncs once per object.
+jmh olympic 'ReadBenchmark|ReplaceBenchmark' -p store=$paper -p corpus=olympic -p objects=27800 "${iterations[@]}"
+jmh olympic-passes 'WriteBenchmark|IterateBenchmark' -p store=$paper -p corpus=olympic -p objects=27800 \
+    -p durability=NONE -wi 1 -i 2 -f 1
+jmh olympic-sync-writes 'WriteBenchmark' -p store=$paper -p corpus=olympic -p objects=2000 -p durability=SYNC \
+    -wi 1 -i 2 -f 1
+# The proxy-log corpus: larger objects (mean 15.2 KiB).
+jmh proxy 'ReadBenchmark|ReplaceBenchmark' -p store=$paper -p corpus=proxy -p objects=20000 "${iterations[@]}"
+# Scaled: a million objects (about 3.7 GB), so that cost growth shows.
+jmh scaled 'ReadBenchmark|ReplaceBenchmark' -p store=$scaled,htod-raw -p corpus=olympic -p objects=1000000 \
+    -p durability=NONE "${iterations[@]}"
+report benchmarks README.md "$out"/olympic*.json "$out/proxy.json" "$out/scaled.json"
+
+# Larger than the cache: the same million objects read with the process and the page cache held
+# to 2 GiB together by a memory cgroup, so no store can keep the data in memory.
+cg=$(memory_cgroup $((2 << 30)))
+if [ -n "$cg" ]; then
+    echo "== cache-limited runs in $cg (memory limit 2 GiB, page cache included)"
+    (
+        echo "$BASHPID" > "$cg/cgroup.procs"
+        jmh cache-limited ReadBenchmark -p store=$scaled,htod-raw -p corpus=olympic -p objects=1000000 \
+            -p durability=NONE -jvmArgsAppend "$(tr '\n' ' ' < benchmarks/jvm-flags.txt) -Xms512m -Xmx1g" \
+            "${iterations[@]}"
+    )
+    rmdir "$cg" 2>/dev/null || true
+    report benchmarks-cache README.md "$out/cache-limited.json"
+else
+    echo "== no memory cgroup can be made here (needs root and a memory controller): larger-than-cache run skipped"
+fi
+
+# The hashtable alone: get, put and remove at 10 thousand, 1 million and 10 million entries.
+jmh hashtable HashtableBenchmark -wi 1 -w 2s -i 3 -r 3s -f 1
+
+# Disk space after the same load (Table 3).
+java "${java_flags[@]}" -cp "$jar" org.htod.bench.DiskSpace --corpus all --objects 20000 | tee "$out/disk-space.txt"
+echo "full pass done: results in $out, tables in README.md"

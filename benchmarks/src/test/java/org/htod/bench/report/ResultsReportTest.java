@@ -1,0 +1,61 @@
+package org.htod.bench.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The report reads JMH's JSON, orients each ratio by its unit, and writes only between its markers. */
+class ResultsReportTest {
+    @TempDir
+    Path dir;
+
+    private static final String JSON = """
+            [
+              {"benchmark": "org.htod.bench.ReadBenchmark.r", "params": {"store": "htod", "durability": "NONE"},
+               "primaryMetric": {"score": 300.0, "scoreError": 10.0, "scoreUnit": "ops/s"}},
+              {"benchmark": "org.htod.bench.ReadBenchmark.r", "params": {"store": "sqlite", "durability": "NONE"},
+               "primaryMetric": {"score": 100.0, "scoreError": "NaN", "scoreUnit": "ops/s"}},
+              {"benchmark": "org.htod.bench.WriteBenchmark.wp", "params": {"store": "htod", "durability": "NONE"},
+               "primaryMetric": {"score": 50.0, "scoreError": 1.0, "scoreUnit": "ms/op"}},
+              {"benchmark": "org.htod.bench.WriteBenchmark.wp", "params": {"store": "sqlite", "durability": "NONE"},
+               "primaryMetric": {"score": 200.0, "scoreError": 1.0, "scoreUnit": "ms/op"}}
+            ]
+            """;
+
+    @Test
+    void ratiosSayHowManyTimesFasterTheReferenceIs() throws IOException {
+        Path json = dir.resolve("r.json");
+        Files.writeString(json, JSON);
+        List<ResultsReport.Score> scores = ResultsReport.read(json, "store");
+        assertEquals(4, scores.size());
+        Map<String, List<ResultsReport.Score>> byWorkload = new TreeMap<>();
+        for (ResultsReport.Score s : scores) {
+            byWorkload.computeIfAbsent(s.workload(), w -> new java.util.ArrayList<>()).add(s);
+        }
+        String table = ResultsReport.table(byWorkload, "htod", "cmd");
+        // reads: 300/s against 100/s is 3 times faster; a pass of 50 ms against 200 ms is 4 times faster
+        assertTrue(table.contains("| ReadBenchmark.r durability=NONE | 1.00 | 3.00 |"), table);
+        assertTrue(table.contains("| WriteBenchmark.wp durability=NONE | 1.00 | 4.00 |"), table);
+        assertTrue(table.contains("Command: `cmd`"), table);
+    }
+
+    @Test
+    void writesBetweenItsOwnMarkersOnly() throws IOException {
+        Path readme = dir.resolve("README.md");
+        Files.writeString(readme, "top\n<!-- a:begin -->\nold a\n<!-- a:end -->\nmid\n<!-- b:begin -->\nold b\n"
+                + "<!-- b:end -->\nend\n");
+        ResultsReport.writeBetweenMarkers(readme, "b", "new b\n");
+        assertEquals("top\n<!-- a:begin -->\nold a\n<!-- a:end -->\nmid\n<!-- b:begin -->\nnew b\n<!-- b:end -->\nend\n",
+                Files.readString(readme));
+        assertThrows(IllegalStateException.class, () -> ResultsReport.writeBetweenMarkers(readme, "c", "x"));
+    }
+}
