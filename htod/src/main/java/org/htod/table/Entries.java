@@ -48,8 +48,12 @@ final class Entries {
     /** Largest value, in bytes: 256 MiB. */
     static final int MAX_VALUE = 256 * 1024 * 1024;
 
-    /** Bytes read first when following a chain: the fixed fields and, usually, key and value. */
-    static final int PREFIX = 512;
+    /**
+     * Bytes read first when following a chain: the fixed fields and, for entries up to a page,
+     * key and value, so that a lookup reads such an entry once. A page costs the page cache no
+     * more than 512 bytes do.
+     */
+    static final int PREFIX = 4096;
 
     private Entries() {}
 

@@ -62,17 +62,20 @@ public final class FileDevice implements BlockDevice {
     public void read(long pos, ByteBuffer dst) {
         ensureOpen();
         int len = dst.remaining();
-        long size = size();
-        if (pos < 0 || pos > size - len) {
-            throw new HtodIOException("read of " + len + " bytes at offset " + pos + " past the end of " + path + " (size "
-                    + size + ")", new java.io.EOFException());
+        if (pos < 0) {
+            throw new HtodIOException("read of " + len + " bytes at negative offset " + pos + " of " + path,
+                    new java.io.EOFException());
         }
+        // The end of the file is found by the read itself: asking the size first would cost a
+        // system call on every read.
         try {
             long at = pos;
             while (dst.hasRemaining()) {
                 int n = channel.read(dst, at);
                 if (n < 0) {
-                    throw new java.io.EOFException("end of file at " + at);
+                    long size = channel.size();
+                    throw new HtodIOException("read of " + len + " bytes at offset " + pos + " past the end of " + path
+                            + " (size " + size + ")", new java.io.EOFException("end of file at " + at));
                 }
                 at += n;
             }
