@@ -51,7 +51,9 @@ import org.htod.core.alloc.Heap;
  * through its whole operation (syncs included), and a view lock: readers take its read side, and
  * writers take its write side only around the writes that change what readers see (a link and
  * the count). Readers therefore never block each other and wait for a writer only for the length
- * of a link's update in memory (or of its write, by a flush). Writers of different stripes run in parallel; the heap serialises allocation.
+ * of a link's update in memory (or of its write, by a flush). A flush writes a stripe's links
+ * under its view write lock, holding no writer lock, so writers too read their chain under the
+ * view's read lock ({@link #findForWrite}). Writers of different stripes run in parallel; the heap serialises allocation.
  * The doubler takes every writer lock for one batch of buckets at a time, and every view lock
  * only while it publishes the batch.
  */
@@ -279,6 +281,22 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return f;
     }
 
+    /**
+     * {@link #find} for a writer, who holds the stripe's writer lock: under the view's read lock
+     * too, since a flush writes this stripe's links (and updates the cache) under the view's
+     * write lock, not the writer lock, and a chain read in the middle of that could cache a stale
+     * {@code next}.
+     */
+    Found findForWrite(Shape s, byte[] key, long hash, boolean withValue, int st) {
+        Lock r = views[st].readLock();
+        r.lock();
+        try {
+            return find(s, key, hash, withValue);
+        } finally {
+            r.unlock();
+        }
+    }
+
     // ------------------------------------------------------------------ reads
 
     void ensureOpen() {
@@ -373,7 +391,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         writers[st].lock();
         try {
             ensureOpen();
-            Found f = find(shape, key, hash, true);
+            Found f = findForWrite(shape, key, hash, true, st);
             StoredEntry cur = f.entry;
             boolean expired = cur != null && cur.expiredAt(clock.getAsLong());
             Change c = mutation.apply(expired ? null : cur);
@@ -422,7 +440,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         writers[st].lock();
         try {
             ensureOpen();
-            Found f = find(shape, key, hash, false);
+            Found f = findForWrite(shape, key, hash, false, st);
             if (f.entry == null || !f.entry.expiredAt(clock.getAsLong())) {
                 return false;
             }
@@ -510,7 +528,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             List<Found> found = new ArrayList<>(round.size());
             List<ByteBuffer> payloads = new ArrayList<>(round.size());
             for (Item it : round) {
-                Found f = find(s, it.key, it.hash, false);
+                Found f = findForWrite(s, it.key, it.hash, false, stripe(it.hash));
                 StoredEntry cur = f.entry;
                 boolean live = cur != null && !cur.expiredAt(now);
                 long version = live ? cur.version + 1 : 1;
