@@ -406,6 +406,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             long next = cur != null ? cur.next : f.first;
             long pred = cur != null ? f.pred : 0;
             long h = heap.allocate(Entries.encode(next, tableId, hash, version, c.expiry, key, c.value));
+            gate.entriesWritten(1);
             Lock w = views[st].writeLock();
             w.lock();
             try {
@@ -537,6 +538,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                 payloads.add(Entries.encode(next, tableId, it.hash, version, expiry, it.key, it.value));
             }
             long[] handles = heap.allocateBatch(payloads);
+            gate.entriesWritten(handles.length);
             for (int i = 0; i < round.size(); i++) {
                 Found f = found.get(i);
                 int st = stripe(round.get(i).hash);

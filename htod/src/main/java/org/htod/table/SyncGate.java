@@ -66,6 +66,9 @@ final class SyncGate {
     /** Links and blocks that a flush would take now: new addresses in {@link #pending} plus {@link #retired}. */
     private volatile int queued;
 
+    /** Entries written since the last device sync began, perhaps fewer durable than counted. Guarded by this. */
+    private long unsyncedEntries;
+
     // Flush coordination, guarded by this.
     private boolean inFlight;
     private long durableStarted;
@@ -107,6 +110,11 @@ final class SyncGate {
     long linkAt(long block, long offset, long onDisk) {
         Link l = pendingLink(block, offset);
         return l == null ? onDisk : l.target;
+    }
+
+    /** Counts entries just written, which links set from now on may name. */
+    synchronized void entriesWritten(int n) {
+        unsyncedEntries += n;
     }
 
     /** Queues {@code handle} to be freed once the link that unlinked it (set before this call) is durable. */
@@ -170,7 +178,7 @@ final class SyncGate {
     }
 
     /** What one flush writes and frees. */
-    private record Batch(Map<Long, Link> links, List<Long> unlinked, boolean durable, long number) {}
+    private record Batch(Map<Long, Link> links, List<Long> unlinked, boolean durable, long number, long entries) {}
 
     /** Takes the waiting links and blocks for a flush; the caller holds this and has seen no flush in flight. */
     private Batch begin(boolean durable) {
@@ -182,13 +190,22 @@ final class SyncGate {
         List<Long> unlinked = retired;
         retired = new ArrayList<>();
         queued = 0;
-        return new Batch(links, unlinked, durable, number);
+        return new Batch(links, unlinked, durable, number, unsyncedEntries);
     }
 
     private void run(Batch b) {
         boolean ok = false;
         try {
-            deviceSync(); // every entry named by b.links is durable, and so are the links of the last flush
+            // Every entry named by b.links must be durable before they are written, and the links
+            // of the last flush before the blocks they unlinked are freed. When no entry was
+            // written since the last sync and nothing waits to be freed (a removal at SYNC), this
+            // sync has nothing to order and is left out.
+            if (b.entries > 0 || !awaiting.isEmpty() || b.links.isEmpty()) {
+                deviceSync();
+                synchronized (this) {
+                    unsyncedEntries -= b.entries; // written before the sync began
+                }
+            }
             freeAll(awaiting);
             awaiting = new ArrayList<>();
             if (b.links.isEmpty()) {
