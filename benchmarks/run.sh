@@ -98,6 +98,10 @@ jmh olympic-sync-writes 'WriteBenchmark' -p store=$paper -p corpus=olympic -p ob
     -wi 1 -i 2 -f 1
 # The proxy-log corpus: larger objects (mean 15.2 KiB).
 jmh proxy 'ReadBenchmark|ReplaceBenchmark' -p store=$paper -p corpus=proxy -p objects=20000 "${iterations[@]}"
+# The hashtable alone: get, put and remove at 10 thousand, 1 million and 10 million entries.
+jmh hashtable HashtableBenchmark -wi 1 -w 2s -i 3 -r 3s -f 1
+rm -f "$data"/hashtable-*.htod
+
 # Scaled: replacements among a million objects (about 3.7 GB, the page cache warm), so that
 # cost growth shows; reads at this size are the cache-limited run below.
 jmh scaled 'ReplaceBenchmark' -p store=$scaled -p corpus=olympic -p objects=1000000 -p durability=NONE \
@@ -120,10 +124,6 @@ if [ -n "$cg" ]; then
 else
     echo "== no memory cgroup can be made here (needs root and a memory controller): larger-than-cache run skipped"
 fi
-
-# The hashtable alone: get, put and remove at 10 thousand, 1 million and 10 million entries.
-jmh hashtable HashtableBenchmark -wi 1 -w 2s -i 3 -r 3s -f 1
-rm -f "$data"/hashtable-*.htod
 
 # Disk space after the same load (Table 3).
 java "${java_flags[@]}" -cp "$jar" org.htod.bench.DiskSpace --corpus all --objects 20000 | tee "$out/disk-space.txt"
