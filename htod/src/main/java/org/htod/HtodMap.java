@@ -328,7 +328,10 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
         return out.get(0);
     }
 
-    /** Puts every mapping, in batches that share one sync and one batch allocation (OBA). Not atomic. */
+    /**
+     * Puts every mapping, in rounds that share one batch allocation (OBA) and, at durability
+     * SYNC, one flush and sync. Not atomic.
+     */
     @Override
     public void putAll(Map<? extends K, ? extends V> m) {
         List<byte[]> ks = new ArrayList<>();

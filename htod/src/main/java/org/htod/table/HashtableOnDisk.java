@@ -399,31 +399,9 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                 if (cur != null && (expired || c != null)) {
                     unlink(st, f);
                 }
-                return;
+            } else {
+                inserted = write(st, f, hash, key, c, expired);
             }
-            checkSizes(key, c.value);
-            long version = cur != null && !expired ? cur.version + 1 : 1;
-            long next = cur != null ? cur.next : f.first;
-            long pred = cur != null ? f.pred : 0;
-            long h = heap.allocate(Entries.encode(next, tableId, hash, version, c.expiry, key, c.value));
-            gate.entriesWritten(1);
-            Lock w = views[st].writeLock();
-            w.lock();
-            try {
-                link(st, f.array, f.bucket, pred, h);
-                if (cur == null) {
-                    count.incrementAndGet();
-                }
-            } finally {
-                w.unlock();
-            }
-            if (cur != null) {
-                gate.retire(cur.handle);
-            }
-            if (syncEachWrite) {
-                gate.sync();
-            }
-            inserted = cur == null;
         } finally {
             writers[st].unlock();
         }
@@ -431,6 +409,38 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         if (inserted) {
             maybeDouble();
         }
+    }
+
+    /**
+     * Writes {@code c} as the new entry of {@code key}, whose current entry (perhaps {@code
+     * expired}) was found at {@code f}; the caller holds the writer lock of stripe {@code st}.
+     * Returns whether the key is new.
+     */
+    private boolean write(int st, Found f, long hash, byte[] key, Change c, boolean expired) {
+        StoredEntry cur = f.entry;
+        checkSizes(key, c.value);
+        long version = cur != null && !expired ? cur.version + 1 : 1;
+        long next = cur != null ? cur.next : f.first;
+        long pred = cur != null ? f.pred : 0;
+        long h = heap.allocate(Entries.encode(next, tableId, hash, version, c.expiry, key, c.value));
+        gate.entriesWritten(1);
+        Lock w = views[st].writeLock();
+        w.lock();
+        try {
+            link(st, f.array, f.bucket, pred, h);
+            if (cur == null) {
+                count.incrementAndGet();
+            }
+        } finally {
+            w.unlock();
+        }
+        if (cur != null) {
+            gate.retire(cur.handle);
+        }
+        if (syncEachWrite) {
+            gate.sync();
+        }
+        return cur == null;
     }
 
     /** Removes the entry of {@code key} if it is there and expired; returns whether it did. */

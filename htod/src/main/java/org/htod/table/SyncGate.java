@@ -123,6 +123,11 @@ final class SyncGate {
         queued++;
     }
 
+    /** Links and blocks that the next flush would take. */
+    int queued() {
+        return queued;
+    }
+
     /** Whether any link or block waits, or a flush is in flight. */
     synchronized boolean busy() {
         return inFlight || !pending.isEmpty() || !retired.isEmpty() || !awaiting.isEmpty();

@@ -16,9 +16,9 @@ public interface TableWriter {
     void update(byte[] key, Mutation mutation);
 
     /**
-     * Writes many keys at once: one barrier sync for the whole batch instead of one per key, and
-     * the new entries allocated together (OBA). Each key is written as by a put; later
-     * occurrences of a key win. Not atomic as a whole.
+     * Writes many keys at once, in rounds of at most one key per bucket: a round's new entries
+     * are allocated together (OBA), and with durability SYNC share one flush of their links. Each
+     * key is written as by a put; later occurrences of a key win. Not atomic as a whole.
      */
     void putAll(List<byte[]> keys, List<byte[]> values, long expiry);
 
