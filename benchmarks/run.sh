@@ -27,6 +27,9 @@ mkdir -p "$out"
 rm -f "$out"/*.json
 data=${HTOD_BENCH_DIR:-benchmarks/target/bench-data}
 mkdir -p "$data"
+# A copy, so that a rebuild during a long run does not change the code under test.
+cp "$jar" "$data/run-$mode.jar"
+jar=$data/run-$mode.jar
 java_flags=(@benchmarks/jvm-flags.txt "-Dhtod.bench.dir=$data")
 
 machine() {
