@@ -3,7 +3,7 @@
 # Markdown table of htod's speed relative to each store.
 #
 #   benchmarks/run.sh quick   # minutes: 1,000 objects, every store, both durabilities
-#   benchmarks/run.sh full    # hours: the paper's sizes, a scaled run, a run larger than the
+#   benchmarks/run.sh full    # 1 h 20 min on 2 cores: the paper's sizes, a scaled run, a run larger than the
 #                             # cache, disk space; writes the tables into README.md
 #
 # Run from anywhere; builds benchmarks/target/benchmarks.jar when it is missing. Results go to
