@@ -53,7 +53,6 @@ public class HashtableBenchmark {
     @Param({"100"})
     public int valueSize;
 
-    private Path file;
     private CountingDevice device;
     private HtodStore store;
     private HtodMap<byte[], byte[]> map;
@@ -72,7 +71,7 @@ public class HashtableBenchmark {
 
     /**
      * Opens the table of {@code entries} entries, loading it the first time: the file is kept
-     * under the bench directory ({@code hashtable-<entries>.htod}) and reopened, from its clean
+     * under the bench directory ({@code hashtable-<entries>-<valueSize>.htod}) and reopened, from its clean
      * shutdown, by the other benchmarks of the same size, since loading ten million entries takes
      * minutes. Every benchmark leaves the same keys with values of the same size. {@code
      * benchmarks/run.sh} deletes the files afterwards.
@@ -81,7 +80,7 @@ public class HashtableBenchmark {
     public void setUp() throws IOException {
         Path dir = Path.of(System.getProperty("htod.bench.dir", "benchmarks/target/bench-data"));
         Files.createDirectories(dir);
-        file = dir.resolve("hashtable-" + entries + "-" + valueSize + ".htod");
+        Path file = dir.resolve("hashtable-" + entries + "-" + valueSize + ".htod");
         value = new byte[valueSize];
         boolean loaded = Files.exists(file);
         device = new CountingDevice(FileDevice.open(file));
