@@ -53,9 +53,9 @@ import org.htod.core.alloc.Heap;
  * the count). Readers therefore never block each other and wait for a writer only for the length
  * of a link's update in memory (or of its write, by a flush). A flush writes a stripe's links
  * under its view write lock, holding no writer lock, so writers too read their chain under the
- * view's read lock ({@link #findForWrite}). Writers of different stripes run in parallel; the heap serialises allocation.
- * The doubler takes every writer lock for one batch of buckets at a time, and every view lock
- * only while it publishes the batch.
+ * view's read lock ({@link #findForWrite}). Writers of different stripes run in parallel; the
+ * heap serialises allocation. The doubler takes every writer lock for one batch of buckets at a
+ * time, and every view lock only while it publishes the batch.
  */
 public final class HashtableOnDisk implements TableReader, TableWriter {
     static final int STRIPES = BucketArray.MIN_BUCKETS;
@@ -622,7 +622,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /** Calls {@code c} with the first entry of every non-empty chain of {@code s} as on disk (no link may wait). */
+    /**
+     * Calls {@code c} with the first entry of every non-empty chain of {@code s}, as on disk (no
+     * link may wait).
+     */
     void forEachChainHead(Shape s, java.util.function.LongConsumer c) {
         long n = s.n();
         for (long b = 0; b < n; b += Math.min(n, s.array.segmentSlots())) {
@@ -748,10 +751,12 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /** Rewrites an entry's {@code next} in place, and in the cache, now: for doubling and recovery, when no link waits. */
+    /**
+     * Rewrites an entry's {@code next} in place, and in the cache, at once: for doubling and
+     * recovery, when no link waits.
+     */
     void writeNext(long entry, long next) {
-        heap.writeAt(entry, Entries.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, next));
-        gate.cache.next(entry, next);
+        gate.writeNow(entry, Entries.NEXT_OFFSET, next, true);
     }
 
     /** Header handle, for the catalog and the verifier. */

@@ -266,13 +266,18 @@ final class SyncGate {
             Lock w = l.view.writeLock();
             w.lock();
             try {
-                heap.writeAt(l.block, l.offset, ByteBuffer.allocate(8).putLong(0, l.target));
-                if (l.isNext()) {
-                    cache.next(l.block, l.target);
-                }
+                writeNow(l.block, l.offset, l.target, l.isNext);
             } finally {
                 w.unlock();
             }
+        }
+    }
+
+    /** Writes a link to the disk at once, and an entry's {@code next} to the cache too: one aligned 8-byte write. */
+    void writeNow(long block, long offset, long target, boolean isNext) {
+        heap.writeAt(block, offset, ByteBuffer.allocate(8).putLong(0, target));
+        if (isNext) {
+            cache.next(block, target);
         }
     }
 

@@ -71,9 +71,9 @@ public class HashtableBenchmark {
 
     /**
      * Opens the table of {@code entries} entries, loading it the first time: the file is kept
-     * under the bench directory ({@code hashtable-<entries>-<valueSize>.htod}) and reopened, from its clean
-     * shutdown, by the other benchmarks of the same size, since loading ten million entries takes
-     * minutes. Every benchmark leaves the same keys with values of the same size. {@code
+     * under the bench directory ({@code hashtable-<entries>-<valueSize>.htod}) and reopened,
+     * from its clean shutdown, by the other benchmarks of the same size, since loading ten
+     * million entries takes minutes. Every benchmark leaves the same keys with values of the same size. {@code
      * benchmarks/run.sh} deletes the files afterwards.
      */
     @Setup(Level.Trial)
