@@ -7,9 +7,10 @@ import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.htod.core.CorruptStoreException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
-import org.htod.core.alloc.RecoveryReport;
+import org.htod.core.alloc.HeapRecoveryReport;
 import org.htod.table.HashtableOnDisk;
 import org.htod.table.TableRecovery;
 import org.htod.table.TableStore;
@@ -23,7 +24,7 @@ public final class HtodStore implements AutoCloseable {
     private final TableStore tables;
     private final Durability durability;
     private final Clock clock;
-    private final org.htod.RecoveryReport report;
+    private final RecoveryReport report;
     private final ScheduledExecutorService syncer;
     private volatile boolean closed;
 
@@ -45,14 +46,14 @@ public final class HtodStore implements AutoCloseable {
         }
     }
 
-    private static org.htod.RecoveryReport report(TableStore tables) {
-        RecoveryReport heap = tables.storage().recoveryReport();
+    private static RecoveryReport report(TableStore tables) {
+        HeapRecoveryReport heap = tables.storage().recoveryReport();
         TableRecovery.Report t = tables.recovery();
         if (t == null) {
-            return new org.htod.RecoveryReport(true, heap.path(), heap.took(), heap.headersRead(), Duration.ZERO, 0, 0, 0,
+            return new RecoveryReport(true, heap.path(), heap.took(), heap.headersRead(), Duration.ZERO, 0, 0, 0,
                     0, "opened cleanly, heap " + heap);
         }
-        return new org.htod.RecoveryReport(false, heap.path(), heap.took(), heap.headersRead(), t.took(), t.tables(),
+        return new RecoveryReport(false, heap.path(), heap.took(), heap.headersRead(), t.took(), t.tables(),
                 t.entries(), t.leakedBlocksFreed(), t.entriesRelinked(), "after an unclean shutdown: heap " + heap + "; "
                         + t);
     }
@@ -99,14 +100,23 @@ public final class HtodStore implements AutoCloseable {
     }
 
     /** What opening took and found. */
-    public org.htod.RecoveryReport recoveryReport() {
+    public RecoveryReport recoveryReport() {
         return report;
     }
 
-    /** Runs the structural verifier over every map (all chains, CRCs, counts, and no leaked block). */
-    TableVerifier.Report verify() {
+    /**
+     * Reads the whole store and checks it against its invariants: every checksum, every chain,
+     * every map's count, and every allocated block reached by some map. Writers wait while a map
+     * is checked; readers do not.
+     */
+    public VerifyReport verify() {
         ensureOpen();
-        return tables.verify(true);
+        try {
+            TableVerifier.Report r = tables.verify(true);
+            return new VerifyReport(r.tables(), r.entries(), r.reachedBlocks(), r.allocatedBlocks(), List.of());
+        } catch (CorruptStoreException e) {
+            return new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));
+        }
     }
 
     TableStore tables() {

@@ -47,6 +47,9 @@ final class TestStores {
 
     /** Verifies every table of {@code store}: chains, CRCs, counts and no leaked block. */
     static void verify(HtodStore store) {
-        store.verify();
+        VerifyReport r = store.verify();
+        if (!r.ok()) {
+            throw new AssertionError("the store does not verify: " + r);
+        }
     }
 }

@@ -87,7 +87,7 @@ public final class Heap implements AutoCloseable {
     private volatile boolean closed;
     /** A device error in the middle of a change: memory and disk may disagree until a reopen recovers. */
     private volatile RuntimeException failure;
-    RecoveryReport report;
+    HeapRecoveryReport report;
 
     private Heap(BlockDevice dev, HeapOptions opt) {
         this.dev = dev;
@@ -117,7 +117,7 @@ public final class Heap implements AutoCloseable {
         h.writeCheckpoint();
         dev.sync();
         h.durableCheckpointStamp = h.writtenCheckpointStamp;
-        h.report = new RecoveryReport("new", java.time.Duration.ZERO, 0, 0, 0, 0, 0, 0, null);
+        h.report = new HeapRecoveryReport("new", java.time.Duration.ZERO, 0, 0, 0, 0, 0, 0, null);
         return h;
     }
 
@@ -743,12 +743,12 @@ public final class Heap implements AutoCloseable {
      * Reads every header and checks the heap's invariants (see {@code HeapVerifier}); throws
      * {@link CorruptStoreException} naming the first violation.
      */
-    public VerifyReport verify() {
+    public HeapVerifyReport verify() {
         ensureOpen();
         return HeapVerifier.verify(this);
     }
 
-    public RecoveryReport recoveryReport() {
+    public HeapRecoveryReport recoveryReport() {
         return report;
     }
 

@@ -48,7 +48,7 @@ final class HeapRecovery {
         if (snapshot != null) {
             try {
                 Snapshot.read(h, snapshot);
-                h.report = new RecoveryReport("snapshot", Duration.ofNanos(System.nanoTime() - t0), 0, snapshot.length(),
+                h.report = new HeapRecoveryReport("snapshot", Duration.ofNanos(System.nanoTime() - t0), 0, snapshot.length(),
                         h.lists.freeCount(), 0, 0, 0, null);
                 return;
             } catch (CorruptStoreException e) {
@@ -77,7 +77,7 @@ final class HeapRecovery {
         h.writeCheckpoint();
         h.dev.sync();
         h.durableCheckpointStamp = h.writtenCheckpointStamp;
-        h.report = new RecoveryReport(r.path, Duration.ofNanos(System.nanoTime() - t0), r.headersRead, r.bytesRead,
+        h.report = new HeapRecoveryReport(r.path, Duration.ofNanos(System.nanoTime() - t0), r.headersRead, r.bytesRead,
                 h.lists.freeCount(), r.skipped, r.repaired, r.tailBlocks, fallback);
     }
 

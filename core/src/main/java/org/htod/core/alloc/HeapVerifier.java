@@ -14,7 +14,7 @@ import org.htod.core.CorruptStoreException;
 final class HeapVerifier {
     private HeapVerifier() {}
 
-    static VerifyReport verify(Heap h) {
+    static HeapVerifyReport verify(Heap h) {
         h.lock.lock();
         try {
             Map<Long, FreeBlock> free = new HashMap<>();
@@ -51,7 +51,7 @@ final class HeapVerifier {
                 throw new CorruptStoreException(free.size() + " blocks on the free lists are not blocks on disk, e.g. "
                         + b.addr + " of " + b.size + " bytes", b.addr);
             }
-            return new VerifyReport(c[0], c[1], c[5], c[2], h.lists.freeBytes(), c[3], c[4], h.tail - h.start,
+            return new HeapVerifyReport(c[0], c[1], c[5], c[2], h.lists.freeBytes(), c[3], c[4], h.tail - h.start,
                     h.highWater - h.start, s.headersRead);
         } finally {
             h.lock.unlock();

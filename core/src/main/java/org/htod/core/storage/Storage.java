@@ -2,7 +2,7 @@ package org.htod.core.storage;
 
 import org.htod.core.alloc.Heap;
 import org.htod.core.alloc.HeapOptions;
-import org.htod.core.alloc.RecoveryReport;
+import org.htod.core.alloc.HeapRecoveryReport;
 import org.htod.core.container.Container;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.container.Superblock;
@@ -80,7 +80,7 @@ public final class Storage implements AutoCloseable {
     }
 
     /** What opening took and found (snapshot, scan or lists; repairs; time). */
-    public RecoveryReport recoveryReport() {
+    public HeapRecoveryReport recoveryReport() {
         return heap.recoveryReport();
     }
 

@@ -119,7 +119,7 @@ class HeapCrashTest {
         String context = "after " + crash;
 
         Heap back = Heap.open(platter, opt, null);
-        VerifyReport v = back.verify();
+        HeapVerifyReport v = back.verify();
         long syncedBytes = 0;
         for (Map.Entry<Long, long[]> e : synced.entrySet()) {
             if (!freedSinceSync.contains(e.getKey())) {
@@ -153,7 +153,7 @@ class HeapCrashTest {
             }
         }
         back.coalesce();
-        VerifyReport after = back.verify();
+        HeapVerifyReport after = back.verify();
         assertEquals(0, after.leakedBlocks(), "the coalescing scan reclaims what recovery lost track of: " + after);
         back.close();
     }
