@@ -11,6 +11,7 @@ import org.htod.core.device.BlockDevice;
 import org.htod.core.device.FileDevice;
 import org.htod.core.storage.Storage;
 import org.htod.table.HashtableOnDisk;
+import org.htod.table.TableOptions;
 import org.htod.table.TableStore;
 
 /**
@@ -73,6 +74,8 @@ public final class Htod {
         private Clock clock = Clock.systemUTC();
         private int loadPermille = HashtableOnDisk.DEFAULT_LOAD_PERMILLE;
         private long cacheSize = DEFAULT_CACHE_SIZE;
+        private int maxPendingLinks = TableOptions.DEFAULT_MAX_PENDING_LINKS;
+        private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
 
         private Builder(String where, DeviceOpener opener) {
             this.where = where;
@@ -168,6 +171,16 @@ public final class Htod {
             return this;
         }
 
+        /**
+         * Internal tuning, for tests that need small flushes and doublings of many batches from
+         * small tables: links waiting before a flush, and the fewest buckets a doubling batch moves.
+         */
+        Builder tuning(int maxPendingLinks, int doublingMinBatch) {
+            this.maxPendingLinks = maxPendingLinks;
+            this.doublingMinBatch = doublingMinBatch;
+            return this;
+        }
+
         /** The clock entry expiry is measured by; default the system clock. */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
@@ -200,7 +213,8 @@ public final class Htod {
             TableStore tables;
             try {
                 Clock c = clock;
-                tables = TableStore.open(storage, durability == Durability.SYNC, c::millis, loadPermille, cacheSize);
+                tables = TableStore.open(storage, new TableOptions(durability == Durability.SYNC, c::millis,
+                        loadPermille, cacheSize, maxPendingLinks, doublingMinBatch));
             } catch (RuntimeException e) {
                 // Not storage.close(): that would mark the store clean and skip the tables' recovery next time.
                 device.close();

@@ -43,13 +43,10 @@ import java.util.List;
  * 256 batches at most, so the syncs per doubling stay bounded whatever the table size.
  */
 final class Doubler {
-    /** Smallest batch; tests lower it to get doublings of many batches from small tables. */
-    static volatile int minBatch = 1024;
-
     private Doubler() {}
 
     /** Old buckets moved per batch: about 1/256 of the table, 1024 to 16384 (and within one segment). */
-    static int batchSize(Shape s) {
+    static int batchSize(Shape s, int minBatch) {
         long k = Math.max(minBatch, Math.min(16384, s.n() / 256));
         k = Math.min(k, s.n());
         // A power of two within one segment of the old array, hence batch starts are multiples of
@@ -116,7 +113,7 @@ final class Doubler {
                 return false;
             }
             long from = s.moved;
-            int k = (int) Math.min(batchSize(s), n - from);
+            int k = (int) Math.min(batchSize(s, t.doublingMinBatch), n - from);
             if (t.gate.busy()) {
                 // a: writes the links that wait and frees the blocks that wait, so that the chains
                 // on disk are exact and step b's sync makes the frees durable

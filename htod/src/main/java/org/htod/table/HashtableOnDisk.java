@@ -40,7 +40,7 @@ import org.htod.core.alloc.Heap;
  *       points at a block the allocator may reuse.
  *   <li>With {@code syncEachWrite} (durability SYNC), the operation flushes its link and syncs it
  *       before it returns (concurrent operations share the flush); without it, links are flushed
- *       when {@link SyncGate#maxPendingLinks} wait, and become durable at the next sync.
+ *       when {@link TableOptions#maxPendingLinks} wait, and become durable at the next sync.
  * </ol>
  *
  * <h2>Concurrency</h2>
@@ -75,6 +75,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     final String name;
     final int loadPermille;
     private final boolean syncEachWrite;
+    final int doublingMinBatch;
     final LongSupplier clock;
     volatile Shape shape;
     final AtomicLong count;
@@ -87,7 +88,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     private volatile boolean closed;
 
     private HashtableOnDisk(Heap heap, SyncGate gate, long header, TableHeader.State st, Shape shape, String name,
-            boolean syncEachWrite, LongSupplier clock) {
+            TableOptions options) {
         this.heap = heap;
         this.gate = gate;
         this.header = header;
@@ -98,8 +99,9 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         this.countInHeader = st.entryCount();
         this.shape = shape;
         this.name = name;
-        this.syncEachWrite = syncEachWrite;
-        this.clock = clock;
+        this.syncEachWrite = options.syncEachWrite();
+        this.clock = options.clock();
+        this.doublingMinBatch = options.doublingMinBatch();
         for (int i = 0; i < STRIPES; i++) {
             writers[i] = new ReentrantLock();
             views[i] = new ReentrantReadWriteLock();
@@ -124,8 +126,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     }
 
     /** Opens the table whose header block is {@code header}. */
-    static HashtableOnDisk open(Heap heap, SyncGate gate, long header, String name, boolean syncEachWrite,
-            LongSupplier clock) {
+    static HashtableOnDisk open(Heap heap, SyncGate gate, long header, String name, TableOptions options) {
         TableHeader.State st = TableHeader.read(heap, header);
         BucketArray a = BucketArray.load(heap, st.array());
         Shape shape;
@@ -149,7 +150,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                     + ": expected a load factor of 0.1..10 and a non-negative count, found " + st.loadPermille() / 1000.0
                     + " and " + st.entryCount(), at);
         }
-        return new HashtableOnDisk(heap, gate, header, st, shape, name, syncEachWrite, clock);
+        return new HashtableOnDisk(heap, gate, header, st, shape, name, options);
     }
 
     static int stripe(long hash) {

@@ -46,8 +46,8 @@ import org.htod.core.alloc.Heap;
  * flushing} second cannot miss one) and empties {@code flushing} once they are all written.
  */
 final class SyncGate {
-    /** Links or unlinked blocks waiting before a writer flushes them; tests lower it. */
-    static volatile int maxPendingLinks = 8192;
+    /** Links or unlinked blocks waiting before a writer flushes them. */
+    private final int maxPendingLinks;
 
     private final Heap heap;
     final EntryCache cache;
@@ -75,9 +75,10 @@ final class SyncGate {
     private long durableDone;
     private long syncs;
 
-    SyncGate(Heap heap, EntryCache cache) {
+    SyncGate(Heap heap, EntryCache cache, int maxPendingLinks) {
         this.heap = heap;
         this.cache = cache;
+        this.maxPendingLinks = maxPendingLinks;
     }
 
     private long key(long block, long offset) {
@@ -144,15 +145,23 @@ final class SyncGate {
      * what waits in memory.
      */
     void flushIfFull() {
-        if (queued < maxPendingLinks) {
-            return;
+        if (queued >= maxPendingLinks) {
+            flush(maxPendingLinks);
         }
+    }
+
+    /** Writes the waiting links now (a flush that is not durable: the blocks they unlink wait for the next). */
+    void flush() {
+        flush(1);
+    }
+
+    private void flush(int atLeast) {
         Batch b;
         synchronized (this) {
             while (inFlight) {
                 waitQuietly();
             }
-            if (queued < maxPendingLinks) {
+            if (queued < atLeast) {
                 return; // another writer flushed meanwhile
             }
             b = begin(false);

@@ -7,7 +7,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.LongSupplier;
 import org.htod.core.StoreClosedException;
 import org.htod.core.alloc.Heap;
 import org.htod.core.storage.Storage;
@@ -27,21 +26,17 @@ public final class TableStore implements AutoCloseable {
     private final Storage storage;
     private final Heap heap;
     private final SyncGate gate;
-    private final boolean syncEachWrite;
-    private final LongSupplier clock;
-    private final int loadPermille;
+    private final TableOptions options;
     private final HashtableOnDisk catalog;
     private final Map<String, HashtableOnDisk> tables = new ConcurrentHashMap<>();
     private final TableRecovery.Report recovery;
     private volatile boolean closed;
 
-    private TableStore(Storage storage, boolean syncEachWrite, LongSupplier clock, int loadPermille, long cacheBytes) {
+    private TableStore(Storage storage, TableOptions options) {
         this.storage = storage;
         this.heap = storage.heap();
-        this.gate = new SyncGate(heap, new EntryCache(cacheBytes));
-        this.syncEachWrite = syncEachWrite;
-        this.clock = clock;
-        this.loadPermille = loadPermille;
+        this.gate = new SyncGate(heap, new EntryCache(options.cacheBytes()), options.maxPendingLinks());
+        this.options = options;
         boolean clean = storage.recoveryReport().wasClean();
         long root = storage.rootCatalog();
         if (root == 0) {
@@ -49,29 +44,18 @@ public final class TableStore implements AutoCloseable {
                 // Created, then crashed before the catalog was recorded: nothing here is reachable.
                 TableRecovery.freeEverything(heap);
             }
-            root = HashtableOnDisk.create(heap, loadPermille);
+            root = HashtableOnDisk.create(heap, options.loadPermille());
             gate.sync();
             storage.setRootCatalog(root);
         }
         // Catalog changes are rare and each is a map coming or going: always synced.
-        this.catalog = HashtableOnDisk.open(heap, gate, root, CATALOG_NAME, true, clock);
+        this.catalog = HashtableOnDisk.open(heap, gate, root, CATALOG_NAME, options.withSyncEachWrite(true));
         this.recovery = clean ? null : TableRecovery.run(this);
     }
 
-    /**
-     * Opens the tables of {@code storage}, creating the catalog if it has none.
-     *
-     * @param syncEachWrite whether each write is synced before it returns (durability SYNC)
-     * @param clock epoch milliseconds, for entry expiry
-     * @param loadPermille load factor of new tables, in thousandths
-     * @param cacheBytes size of the cache of entries' first bytes, 0 for none
-     */
-    public static TableStore open(Storage storage, boolean syncEachWrite, LongSupplier clock, int loadPermille,
-            long cacheBytes) {
-        if (cacheBytes < 0) {
-            throw new IllegalArgumentException("cache size must be at least 0, found " + cacheBytes);
-        }
-        return new TableStore(storage, syncEachWrite, clock, loadPermille, cacheBytes);
+    /** Opens the tables of {@code storage}, creating the catalog if it has none. */
+    public static TableStore open(Storage storage, TableOptions options) {
+        return new TableStore(storage, options);
     }
 
     static byte[] nameKey(String name) {
@@ -90,14 +74,14 @@ public final class TableStore implements AutoCloseable {
         if (e != null) {
             header = ByteBuffer.wrap(e.value()).getLong();
         } else if (create) {
-            header = HashtableOnDisk.create(heap, loadPermille);
+            header = HashtableOnDisk.create(heap, options.loadPermille());
             gate.sync();
             long h = header;
             catalog.update(nameKey(name), cur -> Change.put(ByteBuffer.allocate(8).putLong(0, h).array(), 0));
         } else {
             return null;
         }
-        t = HashtableOnDisk.open(heap, gate, header, name, syncEachWrite, clock);
+        t = HashtableOnDisk.open(heap, gate, header, name, options);
         tables.put(name, t);
         return t;
     }
@@ -106,7 +90,7 @@ public final class TableStore implements AutoCloseable {
     synchronized HashtableOnDisk tableAt(String name, long header) {
         HashtableOnDisk t = tables.get(name);
         if (t == null) {
-            t = HashtableOnDisk.open(heap, gate, header, name, syncEachWrite, clock);
+            t = HashtableOnDisk.open(heap, gate, header, name, options);
             tables.put(name, t);
         }
         return t;

@@ -37,21 +37,16 @@ class LinkFlushConcurrencyTest {
         return e == null ? 0 : ByteBuffer.wrap(e.value()).getLong();
     }
 
-    @Test
-    void flushesRaceWithWritersAndReaders() throws Exception {
-        int saved = SyncGate.maxPendingLinks;
-        SyncGate.maxPendingLinks = 6;
-        try {
-            run();
-        } finally {
-            SyncGate.maxPendingLinks = saved;
-        }
+    private static TableOptions opts(boolean syncEach, long cache) {
+        return TableOptions.defaults().withSyncEachWrite(syncEach).withClock(() -> 0L).withCacheBytes(cache)
+                .withMaxPendingLinks(6);
     }
 
-    private void run() throws Exception {
+    @Test
+    void flushesRaceWithWritersAndReaders() throws Exception {
         MemoryDevice disk = new MemoryDevice();
         TableStore ts = TableStore.open(Storage.create(disk, ContainerConfig.builder().grain(64).logSize(0).build()),
-                false, () -> 0L, 750, 64 << 10);
+                opts(false, 64 << 10));
         HashtableOnDisk t = ts.table("c", true);
         long[][] expected = new long[WRITERS][KEYS];
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
@@ -112,7 +107,7 @@ class LinkFlushConcurrencyTest {
         check(t, expected);
         ts.verify(true);
         ts.close();
-        TableStore again = TableStore.open(Storage.open(disk.reopen()), false, () -> 0L, 750, 64 << 10);
+        TableStore again = TableStore.open(Storage.open(disk.reopen()), opts(false, 64 << 10));
         check(again.table("c", false), expected);
         again.verify(true);
         again.close();

@@ -20,8 +20,6 @@ import org.htod.core.device.CrashDevice;
 import org.htod.core.device.MemoryDevice;
 import org.htod.core.device.SimulatedCrashException;
 import org.htod.core.storage.Storage;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,22 +45,11 @@ class TableCrashTest {
     private static final int WORKLOADS = 24;
     /** Small, so that the entry cache evicts during the workloads. */
     private static final long CACHE = 32 << 10;
-    private static int savedMinBatch;
-    private static int savedMaxPendingLinks;
 
     /** Doublings of many batches, and flushes of waiting links in the middle of the workloads. */
-    @BeforeAll
-    static void smallBatches() {
-        savedMinBatch = Doubler.minBatch;
-        Doubler.minBatch = 16;
-        savedMaxPendingLinks = SyncGate.maxPendingLinks;
-        SyncGate.maxPendingLinks = 24;
-    }
-
-    @AfterAll
-    static void restore() {
-        Doubler.minBatch = savedMinBatch;
-        SyncGate.maxPendingLinks = savedMaxPendingLinks;
+    private static TableOptions opts(boolean syncEach, long cache) {
+        return TableOptions.defaults().withSyncEachWrite(syncEach).withClock(() -> 0L).withCacheBytes(cache)
+                .withMaxPendingLinks(24).withDoublingMinBatch(16);
     }
 
     private final Map<Integer, Long> writesOf = new HashMap<>();
@@ -149,7 +136,7 @@ class TableCrashTest {
         CrashDevice crash = new CrashDevice(disk);
         PowerCut dev = new PowerCut(crash);
         Model model = new Model(c.syncEach);
-        TableStore ts = TableStore.open(create(dev, c), c.syncEach, () -> 0L, 750, CACHE);
+        TableStore ts = TableStore.open(create(dev, c), opts(c.syncEach, CACHE));
         dev.arm(k);
         boolean crashed = false;
         try {
@@ -169,14 +156,14 @@ class TableCrashTest {
             PowerCut cut = new PowerCut(again);
             cut.arm(1 + r.nextInt(40));
             try {
-                TableStore.open(Storage.open(cut), c.syncEach, () -> 0L, 750, CACHE).close();
+                TableStore.open(Storage.open(cut), opts(c.syncEach, CACHE)).close();
             } catch (SimulatedCrashException e) {
                 inRecovery++;
             }
             again.crash(seed + 1);
             after = after.reopen();
         }
-        TableStore reopened = TableStore.open(Storage.open(after), c.syncEach, () -> 0L, 750, CACHE);
+        TableStore reopened = TableStore.open(Storage.open(after), opts(c.syncEach, CACHE));
         if (reopened.recovery() != null && reopened.recovery().staleEntriesUnlinked() > 0) {
             withStaleEntries++;
         }
@@ -197,7 +184,7 @@ class TableCrashTest {
 
     private long countWrites(Config c) {
         CountingDevice dev = new CountingDevice(new MemoryDevice());
-        TableStore ts = TableStore.open(create(dev, c), c.syncEach, () -> 0L, 750, CACHE);
+        TableStore ts = TableStore.open(create(dev, c), opts(c.syncEach, CACHE));
         dev.reset();
         workload(c, ts, new Model(c.syncEach));
         ts.close();
