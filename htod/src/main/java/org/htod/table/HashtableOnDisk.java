@@ -128,9 +128,13 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return new Created(TableHeader.create(heap, new TableHeader.State(1, id, a.directory, 0, loadPermille, 0, 0, 0)), id);
     }
 
-    /** Opens the table whose header block is {@code header}. */
-    static HashtableOnDisk open(Heap heap, SyncGate gate, long header, String name, TableOptions options) {
-        TableHeader.State st = TableHeader.read(heap, header);
+    /**
+     * Opens the table whose header block is {@code header}; {@code clean} when the store was
+     * closed cleanly, so that a damaged header slot is reported rather than taken for a torn write.
+     */
+    static HashtableOnDisk open(Heap heap, SyncGate gate, long header, String name, TableOptions options,
+            boolean clean) {
+        TableHeader.State st = TableHeader.read(heap, header, clean);
         BucketArray a = BucketArray.load(heap, st.array());
         Shape shape;
         if (st.doubling()) {

@@ -92,6 +92,7 @@ public final class TableRecovery {
         List<Long> leaks = new ArrayList<>();
         sweep(heap, marks, tablesRepairing, leaks);
         repairing.addAll(tablesRepairing);
+        ts.storage().begin(); // the heap's own recovery writes, then the store marked open
 
         List<Walk> all = new ArrayList<>(walks);
         all.add(cat);
@@ -119,13 +120,13 @@ public final class TableRecovery {
             entries += w.entries;
         }
         ts.gate().sync();
+        // Every header written again, with the count just found: to the slot not holding the
+        // current state, which is the slot a crash may have torn.
         for (Walk w : all) {
-            if (w.repairing()) {
-                Shape s = w.t.shape;
-                Shape closed = new Shape(s.array, s.next, s.moved, s.moved);
-                w.t.writeHeader(closed, w.t.count.get());
-                w.t.shape = closed;
-            }
+            Shape s = w.t.shape;
+            Shape closed = w.repairing() ? new Shape(s.array, s.next, s.moved, s.moved) : s;
+            w.t.writeHeader(closed, w.t.count.get());
+            w.t.shape = closed;
         }
         ts.gate().sync();
         long stale = cat.stale;

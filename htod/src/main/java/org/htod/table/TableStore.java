@@ -31,6 +31,8 @@ public final class TableStore implements AutoCloseable {
     private final HashtableOnDisk catalog;
     private final Map<String, HashtableOnDisk> tables = new ConcurrentHashMap<>();
     private final TableRecovery.Report recovery;
+    /** Whether the store was closed cleanly before this opening: no header write can have been torn. */
+    private final boolean clean;
     private volatile boolean closed;
 
     private TableStore(Storage storage, TableOptions options) {
@@ -48,8 +50,19 @@ public final class TableStore implements AutoCloseable {
             storage.setRootCatalog(root);
         }
         // Catalog changes are rare and each is a map coming or going: always synced.
-        this.catalog = HashtableOnDisk.open(heap, gate, root, CATALOG_NAME, options.withSyncEachWrite(true));
-        this.recovery = clean ? null : TableRecovery.run(this);
+        this.clean = clean;
+        this.catalog = HashtableOnDisk.open(heap, gate, root, CATALOG_NAME, options.withSyncEachWrite(true), clean);
+        if (clean) {
+            // Every map's header and bucket directory read and checked before the open writes
+            // anything: damage is reported by the open, with the store as it was.
+            for (CatalogEntry e : catalogEntries()) {
+                tableAt(e.name(), e.value(), e.entry());
+            }
+            storage.begin();
+            this.recovery = null;
+        } else {
+            this.recovery = TableRecovery.run(this); // begins the storage once its walks succeed
+        }
     }
 
     /** Opens the tables of {@code storage}, creating the catalog if it has none. */
@@ -86,7 +99,7 @@ public final class TableStore implements AutoCloseable {
         } else {
             return null;
         }
-        t = HashtableOnDisk.open(heap, gate, header, name, options);
+        t = HashtableOnDisk.open(heap, gate, header, name, options, clean);
         checkTableId(t, e == null ? null : e.value());
         tables.put(name, t);
         return t;
@@ -117,7 +130,7 @@ public final class TableStore implements AutoCloseable {
     synchronized HashtableOnDisk tableAt(String name, byte[] value, long entry) {
         HashtableOnDisk t = tables.get(name);
         if (t == null) {
-            t = HashtableOnDisk.open(heap, gate, headerOf(value, name, entry, heap), name, options);
+            t = HashtableOnDisk.open(heap, gate, headerOf(value, name, entry, heap), name, options, clean);
             checkTableId(t, value);
             tables.put(name, t);
         }

@@ -82,7 +82,7 @@ public final class TableVerifier {
         t.lockAllWriters();
         try {
             Shape s = t.shape;
-            TableHeader.State st = TableHeader.read(t.heap, t.header);
+            TableHeader.State st = TableHeader.read(t.heap, t.header, true);
             if (st.array() != s.array.directory || st.newArray() != (s.doubling() ? s.next.directory : 0)
                     || st.moved() != s.moved || st.tableId() != t.tableId) {
                 throw t.corrupt(t.header, "a header naming the arrays in use (" + s + ")", "header " + st);
