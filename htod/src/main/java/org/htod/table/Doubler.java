@@ -74,27 +74,33 @@ final class Doubler {
             return false;
         }
         BucketArray next = BucketArray.allocate(t.heap, 2 * s.n());
-        t.gate.sync(); // the new array is durable before the header names it
-        t.lockAllWriters();
+        boolean named = false; // once the header write is issued, the array may be named on disk: never freed here
         try {
-            if (t.isClosed() || t.shape != s) {
-                t.heap.free(next.directory);
-                for (long seg : next.segments) {
-                    t.heap.free(seg);
-                }
-                return false;
-            }
-            Shape d = new Shape(s.array, next, 0, 0);
-            t.writeHeader(d, t.count.get());
-            t.lockAllViews();
+            t.gate.sync(); // the new array is durable before the header names it
+            t.lockAllWriters();
             try {
-                t.shape = d;
+                if (t.isClosed() || t.shape != s) {
+                    return false;
+                }
+                Shape d = new Shape(s.array, next, 0, 0);
+                named = true;
+                t.writeHeader(d, t.count.get());
+                t.lockAllViews();
+                try {
+                    t.shape = d;
+                } finally {
+                    t.unlockAllViews();
+                }
+                return true;
             } finally {
-                t.unlockAllViews();
+                t.unlockAllWriters();
             }
-            return true;
         } finally {
-            t.unlockAllWriters();
+            if (!named) {
+                // Closed meanwhile, another doubling won, or the sync failed: the array is nobody's.
+                // close() waits for this doubling to end, so the heap is still open.
+                next.free(t.heap);
+            }
         }
     }
 

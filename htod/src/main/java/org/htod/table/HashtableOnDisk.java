@@ -447,6 +447,12 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         long hash = Hashing.hash(key);
         int st = stripe(hash);
         boolean inserted = false;
+        if (writers[st].isHeldByCurrentThread()) {
+            // A mutation (a compute function) writing the table it runs in: its own key's write
+            // would run inside the first and leave the first working on a chain changed under it.
+            throw new IllegalStateException("recursive update of table '" + name + "': a function given to compute,"
+                    + " merge or a batch must not write the map it runs on");
+        }
         writers[st].lock();
         try {
             ensureOpen();
@@ -768,7 +774,11 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /** Waits for running operations, records the count, and refuses further use (the caller syncs). */
+    /**
+     * Waits for running operations, records the count, and refuses further use (the caller syncs).
+     * Then waits for a doubling in flight to stop, as it does at its next step once it sees the
+     * table closed: one that had just allocated its new array frees it while the heap is open.
+     */
     void close() {
         lockAllWriters();
         try {
@@ -781,6 +791,8 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         } finally {
             unlockAllWriters();
         }
+        doubling.lock();
+        doubling.unlock();
     }
 
     boolean isClosed() {
