@@ -80,6 +80,9 @@ final class Doubler {
             t.lockAllWriters();
             try {
                 if (t.isClosed() || t.shape != s) {
+                    // Closed meanwhile (close() waits for this doubling, so the heap is still open),
+                    // or another doubling won: the array is nobody's.
+                    next.free(t.heap);
                     return false;
                 }
                 Shape d = new Shape(s.array, next, 0, 0);
@@ -95,12 +98,15 @@ final class Doubler {
             } finally {
                 t.unlockAllWriters();
             }
-        } finally {
+        } catch (RuntimeException e) {
             if (!named) {
-                // Closed meanwhile, another doubling won, or the sync failed: the array is nobody's.
-                // close() waits for this doubling to end, so the heap is still open.
-                next.free(t.heap);
+                try {
+                    next.free(t.heap); // a failed sync: give the array back if the heap still takes frees
+                } catch (RuntimeException again) {
+                    e.addSuppressed(again); // it stays allocated and unnamed: a leak the next recovery frees
+                }
             }
+            throw e;
         }
     }
 
