@@ -13,4 +13,5 @@ module org.htod.core {
     exports org.htod.core.container to org.htod;
     exports org.htod.core.alloc to org.htod;
     exports org.htod.core.storage to org.htod;
+    exports org.htod.core.log to org.htod;
 }
