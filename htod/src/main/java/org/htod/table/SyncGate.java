@@ -78,10 +78,14 @@ final class SyncGate {
     private long durableDone;
     private long syncs;
 
-    SyncGate(Heap heap, EntryCache cache, int maxPendingLinks) {
+    /** Log mode: commits go through the log (see {@link Installer}); null in direct mode. */
+    private final Installer installer;
+
+    SyncGate(Heap heap, EntryCache cache, int maxPendingLinks, Installer installer) {
         this.heap = heap;
         this.cache = cache;
         this.maxPendingLinks = maxPendingLinks;
+        this.installer = installer;
     }
 
     private long key(long block, long offset) {
@@ -149,7 +153,7 @@ final class SyncGate {
      * what waits in memory.
      */
     void flushIfFull() {
-        if (queued >= maxPendingLinks) {
+        if (installer == null && queued >= maxPendingLinks) {
             flush(maxPendingLinks);
         }
     }
@@ -214,33 +218,15 @@ final class SyncGate {
     private void run(Batch b) {
         boolean ok = false;
         try {
-            // Every entry named by b.links must be durable before they are written, and the links
-            // of the last flush before the blocks they unlinked are freed. When no entry was
-            // written since the last sync and nothing waits to be freed (a removal at SYNC), this
-            // sync has nothing to order and is left out.
-            if (b.entries > 0 || !awaiting.isEmpty() || b.links.isEmpty()) {
-                deviceSync();
-                synchronized (this) {
-                    unsyncedEntries -= b.entries; // written before the sync began
-                }
-            }
-            freeAll(awaiting);
-            awaiting = new ArrayList<>();
-            if (b.links.isEmpty()) {
-                // The links that unlinked these blocks were written before the sync above.
-                flushing = Map.of();
-                freeAll(b.unlinked);
+            if (installer != null) {
+                runLogged(b);
             } else {
-                writeLinks(b.links);
-                flushing = Map.of();
-                if (b.durable) {
-                    deviceSync();
-                    freeAll(b.unlinked);
-                } else {
-                    awaiting = b.unlinked;
-                }
+                runDirect(b);
             }
             ok = true;
+        } catch (RuntimeException e) {
+            restore(b);
+            throw e;
         } finally {
             synchronized (this) {
                 inFlight = false;
@@ -256,6 +242,64 @@ final class SyncGate {
         }
     }
 
+    private void runDirect(Batch b) {
+        // Every entry named by b.links must be durable before they are written, and the links
+        // of the last flush before the blocks they unlinked are freed. When no entry was
+        // written since the last sync and nothing waits to be freed (a removal at SYNC), this
+        // sync has nothing to order and is left out.
+        if (b.entries > 0 || !awaiting.isEmpty() || b.links.isEmpty()) {
+            deviceSync();
+            synchronized (this) {
+                unsyncedEntries -= b.entries; // written before the sync began
+            }
+        }
+        freeAll(awaiting);
+        if (b.links.isEmpty()) {
+            // The links that unlinked these blocks were written before the sync above.
+            flushing = Map.of();
+            freeAll(b.unlinked);
+        } else {
+            writeLinks(b.links);
+            flushing = Map.of();
+            if (b.durable) {
+                deviceSync();
+                freeAll(b.unlinked);
+            } else {
+                awaiting.addAll(b.unlinked);
+                b.unlinked.clear();
+            }
+        }
+    }
+
+    /**
+     * Log mode: the links, the blocks they unlink and every allocation since the last commit are
+     * recorded in the log and made durable there first; then the links are written in place and
+     * the blocks freed. A crash after the record is redone from the log; a crash before it loses
+     * nothing the log does not hold.
+     */
+    private void runLogged(Batch b) {
+        installer.record(b.links, b.unlinked, heap);
+        syncs++;
+        writeLinks(b.links);
+        flushing = Map.of();
+        installer.freeRecorded(() -> freeAll(b.unlinked));
+    }
+
+    /**
+     * A flush failed: what it had taken goes back, to be written and freed by the next one. Links
+     * written already are written again, with the same value; newer links set meanwhile win.
+     */
+    private synchronized void restore(Batch b) {
+        Map<Long, Link> back = new ConcurrentHashMap<>(b.links);
+        back.putAll(pending);
+        pending = back; // before flushing empties, so that a reader always finds the link in one of them
+        flushing = Map.of();
+        List<Long> blocks = new ArrayList<>(b.unlinked);
+        blocks.addAll(retired);
+        retired = blocks;
+        queued = pending.size() + retired.size();
+    }
+
     private void deviceSync() {
         heap.sync();
         synchronized (this) {
@@ -263,10 +307,13 @@ final class SyncGate {
         }
     }
 
+    /** Frees the blocks, taking each off the list as it goes, so that a failure leaves the rest to free. */
     private void freeAll(List<Long> blocks) {
-        for (int i = 0; i < blocks.size(); i++) {
-            cache.drop(blocks.get(i));
-            heap.free(blocks.get(i));
+        while (!blocks.isEmpty()) {
+            long h = blocks.get(blocks.size() - 1);
+            cache.drop(h);
+            heap.free(h);
+            blocks.remove(blocks.size() - 1);
         }
     }
 

@@ -85,6 +85,83 @@ public final class Heap implements AutoCloseable {
     /** PL/PFL after a scan: every block goes back on its disk list when the open finishes. */
     boolean relinkAllOnFinish;
 
+    /**
+     * Log mode: the log, not the heap's own metadata, recovers the allocator after a crash (from a
+     * snapshot and the allocations and frees the log records since). Then every allocation writes
+     * its block's full header, so that a block the log's recovery puts back on a free list, whose
+     * header on disk may be stale, is named correctly when it is used again.
+     */
+    private volatile boolean logged;
+    /** Log mode: told of every allocation and free, under the heap's lock, for the log to record. */
+    private Journal journal;
+
+    /** What the log records of the heap: every block allocated and freed. */
+    public interface Journal {
+        void allocated(long handle);
+
+        void freed(long handle);
+    }
+
+    /**
+     * While an allocation runs: how to take back its changes to the in-memory state, newest first,
+     * should its device write fail. A failed allocation then leaves the heap as it was, usable.
+     */
+    private java.util.ArrayDeque<Runnable> undo;
+
+    void recordUndo(Runnable r) {
+        if (undo != null) {
+            undo.push(r);
+        }
+    }
+
+    /** {@code fresh.put}, undone with the allocation it belongs to. */
+    void putFresh(long addr, FreshExtent f) {
+        FreshExtent prev = fresh.put(addr, f);
+        recordUndo(() -> {
+            if (prev == null) {
+                fresh.remove(addr);
+            } else {
+                fresh.put(addr, prev);
+            }
+        });
+    }
+
+    /** Runs {@code write} as one allocation: if it fails with a device error, its in-memory changes are undone. */
+    <T> T undoable(java.util.function.Supplier<T> write, java.util.function.Consumer<java.util.List<FreeBlock>> afterUndo) {
+        undo = new java.util.ArrayDeque<>();
+        taken = new java.util.ArrayList<>();
+        try {
+            return write.get();
+        } catch (org.htod.core.HtodException e) {
+            java.util.ArrayDeque<Runnable> steps = undo;
+            List<FreeBlock> blocks = taken;
+            undo = null;
+            taken = null;
+            while (!steps.isEmpty()) {
+                steps.pop().run();
+            }
+            afterUndo.accept(blocks);
+            throw e;
+        } finally {
+            undo = null;
+            taken = null;
+        }
+    }
+
+    /** Free blocks the running allocation took off the lists. */
+    private List<FreeBlock> taken;
+
+    /**
+     * After a failed allocation: a block it took is back on its list, but the failed write may
+     * have reached its header, so its next use writes the whole header and does not split it
+     * before a sync.
+     */
+    void markRewrite(List<FreeBlock> blocks) {
+        for (FreeBlock b : blocks) {
+            fresh.put(b.addr, new FreshExtent(b.stamp, 0, b.listId < 0 ? BlockHeader.NO_LIST : b.listId, b.next));
+        }
+    }
+
     /** While OBA runs: predecessor link writes, kept to be issued in address order with the batch. */
     java.util.List<long[]> deferredLinkWrites;
 
@@ -250,12 +327,15 @@ public final class Heap implements AutoCloseable {
                         + lists.freeCount() + " blocks too small to use");
             }
             try {
-                long handle = write(p, payload);
+                long handle = undoable(() -> write(p, payload), this::markRewrite);
                 account(p.size, payload.remaining());
+                if (journal != null) {
+                    journal.allocated(handle);
+                }
                 keepStampsNearCheckpoint();
                 return handle;
             } catch (org.htod.core.HtodException e) {
-                throw failed(e);
+                throw e; // undone: the heap is as it was, and usable
             }
         } finally {
             lock.unlock();
@@ -299,12 +379,19 @@ public final class Heap implements AutoCloseable {
         lock.lock();
         try {
             ensureWritable();
-            maybeCoalesceForFragmentation();
-            long[] handles = BatchAllocator.allocate(this, payloads);
+            try {
+                maybeCoalesceForFragmentation();
+            } catch (org.htod.core.HtodException e) {
+                throw failed(e);
+            }
+            long[] handles = undoable(() -> BatchAllocator.allocate(this, payloads), this::markRewrite);
+            if (journal != null) {
+                for (long handle : handles) {
+                    journal.allocated(handle);
+                }
+            }
             keepStampsNearCheckpoint();
             return handles;
-        } catch (org.htod.core.HtodException e) {
-            throw failed(e);
         } finally {
             lock.unlock();
         }
@@ -388,6 +475,9 @@ public final class Heap implements AutoCloseable {
                 FreeBlock b = p.block;
                 takeFromLists(b);
                 FreshExtent f = fresh.get(b.addr);
+                if (f == null && logged) {
+                    f = new FreshExtent(b.stamp, 0, b.listId < 0 ? BlockHeader.NO_LIST : b.listId, b.next);
+                }
                 if (f == null) {
                     ByteBuffer buf = ByteBuffer.allocate(8 + len);
                     BlockHeader.putStatus(buf, 0, true, len);
@@ -415,14 +505,14 @@ public final class Heap implements AutoCloseable {
                 long s = ++stamp;
                 int listId = listIdForSplitPart(b, p.size);
                 long next = method == StorageMethod.TS ? 0 : b.next;
-                fresh.put(p.addr, new FreshExtent(s, rem, listId, next));
+                putFresh(p.addr, new FreshExtent(s, rem, listId, next));
                 ByteBuffer buf = ByteBuffer.allocate((int) p.size + BlockHeader.SIZE);
                 BlockHeader.put(buf, 0, code, p.size, s, rem, listId, true, len, next, grain);
                 buf.position(BlockHeader.SIZE);
                 buf.put(payload.duplicate());
                 FreeBlock r = newFreeExtent(b.addr + p.size, rem, s);
                 putHeaderOf(buf, (int) p.size, r, false, 0);
-                fresh.put(r.addr, new FreshExtent(s, 0, r.listId, r.next));
+                putFresh(r.addr, new FreshExtent(s, 0, r.listId, r.next));
                 buf.clear();
                 dev.write(p.addr, buf);
                 lists.add(r);
@@ -432,7 +522,7 @@ public final class Heap implements AutoCloseable {
                 long s = ++stamp;
                 ByteBuffer buf = ByteBuffer.allocate((int) p.size);
                 FreeBlock nb = newFreeExtent(tail, p.size, s);
-                fresh.put(p.addr, new FreshExtent(s, 0, nb.listId, nb.next));
+                putFresh(p.addr, new FreshExtent(s, 0, nb.listId, nb.next));
                 putHeaderOf(buf, 0, nb, true, len);
                 buf.position(BlockHeader.SIZE);
                 buf.put(payload.duplicate());
@@ -455,9 +545,11 @@ public final class Heap implements AutoCloseable {
         switch (method) {
             case PL: {
                 int c = lists.listOf(size);
-                FreeBlock b = new FreeBlock(addr, size, s, c, plHeads[c]);
+                long old = plHeads[c];
+                FreeBlock b = new FreeBlock(addr, size, s, c, old);
                 plHeads[c] = addr;
                 headsDirty = true;
+                recordUndo(() -> plHeads[c] = old);
                 return b;
             }
             case PFL:
@@ -492,6 +584,11 @@ public final class Heap implements AutoCloseable {
         if (method != StorageMethod.PL || b.listId >= 0) {
             return;
         }
+        if (logged) {
+            // The header on disk may be stale after the log's recovery; log mode keeps no disk lists.
+            b.listIdKnown(lists.listOf(b.size), 0);
+            return;
+        }
         ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
         dev.read(b.addr, hb);
         BlockHeader h = BlockHeader.decode(hb, 0, code, grain);
@@ -504,6 +601,10 @@ public final class Heap implements AutoCloseable {
 
     void takeFromLists(FreeBlock b) {
         lists.remove(b);
+        recordUndo(() -> lists.add(b));
+        if (taken != null) {
+            taken.add(b);
+        }
         if (method == StorageMethod.PFL) {
             chainUnlink(b);
         }
@@ -525,6 +626,7 @@ public final class Heap implements AutoCloseable {
 
     void chainPush(FreeBlock b) {
         FreeBlock head = chainHeads[b.listId];
+        long oldNext = b.next;
         b.chainPrev = null;
         b.chainNext = head;
         if (head != null) {
@@ -533,12 +635,34 @@ public final class Heap implements AutoCloseable {
         chainHeads[b.listId] = b;
         b.next = head == null ? 0 : head.addr;
         headsDirty = true;
+        recordUndo(() -> {
+            chainHeads[b.listId] = head;
+            if (head != null) {
+                head.chainPrev = null;
+            }
+            b.chainNext = null;
+            b.next = oldNext;
+        });
     }
 
     /** Unlinks {@code b} from its PFL chain; from the middle this rewrites the predecessor's next pointer. */
     void chainUnlink(FreeBlock b) {
         FreeBlock prev = b.chainPrev;
         FreeBlock next = b.chainNext;
+        long prevNext = prev == null ? 0 : prev.next;
+        recordUndo(() -> {
+            b.chainPrev = prev;
+            b.chainNext = next;
+            if (next != null) {
+                next.chainPrev = b;
+            }
+            if (prev == null) {
+                chainHeads[b.listId] = b;
+            } else {
+                prev.chainNext = b;
+                prev.next = prevNext; // in memory; a pointer already written on disk stays: PFL's recovery drops allocated blocks
+            }
+        });
         if (next != null) {
             next.chainPrev = prev;
         }
@@ -565,6 +689,22 @@ public final class Heap implements AutoCloseable {
      * head of its free list, in the same write.
      */
     public void free(long handle) {
+        free(handle, true);
+    }
+
+    /**
+     * Log mode: gives a block back in memory only, writing nothing. For blocks allocated by an
+     * operation that then failed before anything named them durably (the log never recorded the
+     * allocation): on disk the block may still say allocated, which log mode never relies on.
+     */
+    public void release(long handle) {
+        if (!logged) {
+            throw new IllegalStateException("release is for log mode, where the log recovers the allocator");
+        }
+        free(handle, false);
+    }
+
+    private void free(long handle, boolean write) {
         long addr = address(handle);
         long size = blockSize(handle);
         lock.lock();
@@ -575,25 +715,86 @@ public final class Heap implements AutoCloseable {
             if (method == StorageMethod.PFL) {
                 b = new FreeBlock(addr, size, stamp, lists.listOf(size), 0);
                 chainPush(b);
-                ByteBuffer buf = ByteBuffer.allocate(9);
-                buf.putLong(0, b.next).put(8, BlockHeader.FREE);
-                dev.write(addr + BlockHeader.NEXT_OFFSET, buf);
+                if (write) {
+                    ByteBuffer buf = ByteBuffer.allocate(9);
+                    buf.putLong(0, b.next).put(8, BlockHeader.FREE);
+                    dev.write(addr + BlockHeader.NEXT_OFFSET, buf);
+                }
             } else {
                 // The extent header may not be durable yet; the stamp keeps it from being split before a sync.
                 b = new FreeBlock(addr, size, stamp, method == StorageMethod.PL ? -1 : BlockHeader.NO_LIST, 0);
-                ByteBuffer buf = ByteBuffer.allocate(1).put(0, BlockHeader.FREE);
-                dev.write(addr + BlockHeader.STATUS_OFFSET, buf);
+                if (write) {
+                    ByteBuffer buf = ByteBuffer.allocate(1).put(0, BlockHeader.FREE);
+                    dev.write(addr + BlockHeader.STATUS_OFFSET, buf);
+                }
+            }
+            if (!write) {
+                fresh.put(addr, new FreshExtent(stamp, 0, b.listId < 0 ? BlockHeader.NO_LIST : b.listId, b.next));
             }
             lists.add(b);
             double ratio = allocatedBytes == 0 ? 1.0 : (double) requestedBytes / allocatedBytes;
             allocatedBytes -= size;
             requestedBytes = Math.max(0, requestedBytes - Math.round(size * ratio));
             allocatedCount--;
+            if (journal != null && write) {
+                journal.freed(handle);
+            }
         } catch (org.htod.core.HtodException e) {
             throw failed(e);
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Switches the heap to log mode ({@code journal} non-null) or back to direct mode: see
+     * {@link #logged}. The caller holds whatever keeps other mutations out.
+     */
+    public void useJournal(Journal j) {
+        lock.lock();
+        try {
+            this.journal = j;
+            this.logged = j != null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public boolean logged() {
+        return logged;
+    }
+
+    /** The heap's in-memory state as the snapshot format holds it (see {@code Snapshot}). */
+    public ByteBuffer snapshot() {
+        lock.lock();
+        try {
+            ensureOpen();
+            return Snapshot.encode(this);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Opens a heap from a snapshot held in {@code bytes} (log mode's checkpoint), writing nothing;
+     * {@link HeapReplay} then brings it forward to the log's end.
+     */
+    public static Heap fromSnapshot(BlockDevice dev, HeapOptions opt, ByteBuffer bytes, String where) {
+        Heap h = new Heap(dev, opt);
+        Checkpoint cp = Checkpoint.read(dev, opt.heapOffset());
+        if (cp != null) {
+            h.checkpointSeq = cp.sequence + 1;
+        }
+        Snapshot.decode(h, bytes, where);
+        h.stamp += HeapRecovery.STAMP_GAP;
+        h.writtenCheckpointStamp = h.stamp;
+        h.durableCheckpointStamp = h.stamp;
+        h.markDurable();
+        h.logged = true;
+        h.recoveryWritesPending = true;
+        h.report = new HeapRecoveryReport("checkpoint", java.time.Duration.ZERO, 0, bytes.remaining(),
+                h.lists.freeCount(), 0, 0, 0, null);
+        return h;
     }
 
     /**
