@@ -10,6 +10,8 @@ import org.htod.core.container.ContainerConfig;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.FileDevice;
 import org.htod.core.storage.Storage;
+import org.htod.mob.LoggedOpen;
+import org.htod.mob.WriteLayer;
 import org.htod.table.HashtableOnDisk;
 import org.htod.table.TableOptions;
 import org.htod.table.TableStore;
@@ -28,6 +30,8 @@ public final class Htod {
     public static final int MAX_KEY_BYTES = HashtableOnDisk.MAX_KEY;
     /** Largest value, in encoded bytes: 256 MiB. */
     public static final int MAX_VALUE_BYTES = HashtableOnDisk.MAX_VALUE;
+    /** Default size of the write buffer (log mode): 64 MiB. */
+    public static final long DEFAULT_BUFFER_SIZE = 64L << 20;
     /** Default size of the entry cache: 8 MiB. */
     public static final long DEFAULT_CACHE_SIZE = 8L << 20;
 
@@ -75,6 +79,9 @@ public final class Htod {
         private int loadPermille = HashtableOnDisk.DEFAULT_LOAD_PERMILLE;
         private long cacheSize = DEFAULT_CACHE_SIZE;
         private int maxPendingLinks = TableOptions.DEFAULT_MAX_PENDING_LINKS;
+        private boolean direct;
+        private long bufferSize = DEFAULT_BUFFER_SIZE;
+        private int installBatch = 4096;
         private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
 
         private Builder(String where, DeviceOpener opener) {
@@ -121,6 +128,35 @@ public final class Htod {
         /** Bytes a new store's heap may grow to; by default the device's room, or 1 TiB on a file. */
         public Builder heapCapacity(long bytes) {
             container.heapCapacity(bytes);
+            return this;
+        }
+
+        /**
+         * Direct mode: changes go straight into the tables, each linked in place after a sync that
+         * makes its entry durable, instead of through the log and the write buffer; a crash reopen
+         * then walks every table. Default false. Atomic batches ({@link HtodStore#batch}) need
+         * the log.
+         */
+        public Builder directMode(boolean direct) {
+            this.direct = direct;
+            return this;
+        }
+
+        /**
+         * Bytes of memory for the write buffer (log mode): changes logged but not yet installed in
+         * the tables, which reads look into first; writers wait when it is full. Default 64 MiB.
+         */
+        public Builder bufferSize(long bytes) {
+            if (bytes < 1 << 16) {
+                throw new IllegalArgumentException("bufferSize must be at least 64 KiB, found " + bytes);
+            }
+            this.bufferSize = bytes;
+            return this;
+        }
+
+        /** Internal tuning, for tests: the most keys one install of the write layer takes. */
+        Builder installBatch(int keys) {
+            this.installBatch = keys;
             return this;
         }
 
@@ -196,6 +232,20 @@ public final class Htod {
         public HtodStore open() {
             ContainerConfig cfg = container.build();
             BlockDevice device = opener.open(createIfMissing);
+            if (!direct) {
+                try {
+                    Clock c = clock;
+                    TableOptions topts = new TableOptions(false, c::millis, loadPermille, cacheSize, maxPendingLinks,
+                            doublingMinBatch);
+                    WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
+                            bufferSize, Math.max(1, syncInterval.toMillis()), installBatch);
+                    return new HtodStore(LoggedOpen.open(device, createIfMissing, cfg, topts, wopts, c::millis),
+                            durability, clock);
+                } catch (RuntimeException e) {
+                    device.close(); // an open that failed before it began has written nothing
+                    throw e;
+                }
+            }
             Storage storage;
             try {
                 if (device.size() == 0) {

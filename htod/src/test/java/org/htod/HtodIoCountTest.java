@@ -25,7 +25,7 @@ class HtodIoCountTest {
     void costsPerOperation() {
         MemoryDevice mem = new MemoryDevice();
         CountingDevice dev = new CountingDevice(mem);
-        try (HtodStore s = TestStores.small(dev).durability(Durability.NONE).cacheSize(0).open()) {
+        try (HtodStore s = TestStores.small(dev).directMode(true).durability(Durability.NONE).cacheSize(0).open()) {
             HtodMap<String, String> m = s.map("io", Codec.string(), Codec.string());
             m.put("warm", "up");
             s.sync();
@@ -82,7 +82,7 @@ class HtodIoCountTest {
             assertTrue(sync.writes() <= 31, "at most one write per link and the header " + sync);
         }
         dev = new CountingDevice(mem.reopen());
-        try (HtodStore s = TestStores.small(dev).durability(Durability.SYNC).open()) {
+        try (HtodStore s = TestStores.small(dev).directMode(true).durability(Durability.SYNC).open()) {
             HtodMap<String, String> m = s.map("io", Codec.string(), Codec.string());
             CountingDevice d = dev;
             IoCounts put = cost(d, () -> m.put("b", "1"));

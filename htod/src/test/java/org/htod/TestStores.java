@@ -15,9 +15,9 @@ final class TestStores {
         return Integer.getInteger("htod.test.scale", 1);
     }
 
-    /** A builder with a small grain and no log region, fit for many small stores. */
+    /** A builder with a small grain and a small log region (memory devices are sparse), fit for many small stores. */
     static Htod.Builder small(BlockDevice dev) {
-        return Htod.builder(dev).grain(64).logSize(0).durability(Durability.NONE);
+        return Htod.builder(dev).grain(64).logSize(1 << 20).durability(Durability.NONE);
     }
 
     static HtodStore memory() {

@@ -56,12 +56,145 @@ final class Doubler {
     }
 
     static void run(HashtableOnDisk t) {
+        if (t.gate.logged()) {
+            Logged.run(t);
+            return;
+        }
         if (!start(t)) {
             return;
         }
         while (batch(t)) {
             // one batch per lock hold, so that writers get in between batches
         }
+    }
+
+    /**
+     * Doubling in log mode: the same relinking, but each step is one install record (the new
+     * array's allocation and the table's state; then per batch, the new slots, the unzipped next
+     * links and the progress; then the switch and the old array's free), committed through the
+     * log before anything is written in place. A crash redoes or forgets each step whole, so no
+     * range is ever left half-unzipped, and readers switch to a batch's new chains at once, under
+     * every view lock, through the waiting links.
+     */
+    static final class Logged {
+        private Logged() {}
+
+        static void run(HashtableOnDisk t) {
+            while (step(t)) {
+                // one batch per lock hold, so that readers and the next install get in between
+            }
+        }
+
+        /**
+         * One step of a doubling that is due: its start, or one batch, or its finish; returns
+         * whether more steps remain. The flusher runs one at a time between its installs, so that
+         * a doubling never holds the write buffer's draining up for long.
+         */
+        static boolean step(HashtableOnDisk t) {
+            Shape s = t.shape;
+            if (!s.doubling()) {
+                if (!t.overLoaded(s) || t.isClosed()) {
+                    return false;
+                }
+                BucketArray next = BucketArray.allocate(t.heap, 2 * s.n());
+                t.lockAllWriters();
+                try {
+                    t.lockAllViews();
+                    try {
+                        t.shape = new Shape(s.array, next, 0, 0);
+                    } finally {
+                        t.unlockAllViews();
+                    }
+                    t.gate.touch(t);
+                } finally {
+                    t.unlockAllWriters();
+                }
+                t.gate.sync();
+                return true;
+            }
+            return batch(t);
+        }
+
+        private static boolean batch(HashtableOnDisk t) {
+            t.lockAllWriters();
+            try {
+                Shape s = t.shape;
+                if (t.isClosed() || !s.doubling()) {
+                    return false;
+                }
+                long n = s.n();
+                if (s.moved >= n) {
+                    t.lockAllViews();
+                    try {
+                        t.shape = new Shape(s.next);
+                    } finally {
+                        t.unlockAllViews();
+                    }
+                    s.array.forEachBlock(t.gate::retire);
+                    t.gate.touch(t);
+                    t.gate.sync();
+                    return false;
+                }
+                long from = s.moved;
+                int k = (int) Math.min(Math.min(batchSize(s, t.doublingMinBatch), t.gate.maxDoublingBatch()), n - from);
+                long[] lo = new long[k];
+                long[] hi = new long[k];
+                List<long[]> chains = new ArrayList<>(k);
+                for (int i = 0; i < k; i++) {
+                    long[] chain = readChain(t, t.slot(s.array, from + i), s.array, from + i);
+                    chains.add(chain);
+                    int len = chain.length / 4;
+                    for (int j = len - 1; j >= 0; j--) {
+                        if ((chain[len + j] & n) != 0) {
+                            hi[i] = chain[j];
+                        } else {
+                            lo[i] = chain[j];
+                        }
+                    }
+                }
+                t.lockAllViews();
+                try {
+                    for (int i = 0; i < k; i++) {
+                        long b = from + i;
+                        var view = t.views[HashtableOnDisk.stripe(b)];
+                        if (lo[i] != 0) {
+                            t.gate.setLink(s.next.segment(b), s.next.offsetIn(b), lo[i], b, view, false);
+                        }
+                        if (hi[i] != 0) {
+                            t.gate.setLink(s.next.segment(b + n), s.next.offsetIn(b + n), hi[i], b + n, view, false);
+                        }
+                        long[] chain = chains.get(i);
+                        int len = chain.length / 4;
+                        for (int j = 0; j < len; j++) {
+                            long target = nextOfClass(chain, j, n);
+                            if (chain[2 * len + j] != target) {
+                                t.gate.setLink(chain[j], Entries.NEXT_OFFSET, target, chain[3 * len + j], view, true);
+                            }
+                        }
+                    }
+                    t.shape = new Shape(s.array, s.next, from + k, from + k);
+                } finally {
+                    t.unlockAllViews();
+                }
+                t.gate.touch(t);
+                t.gate.sync();
+                return true;
+            } finally {
+                t.unlockAllWriters();
+            }
+        }
+    }
+
+    /** The next entry after position {@code j} of the chain in {@code j}'s own class of bit {@code n}, or 0. */
+    static long nextOfClass(long[] chain, int j, long n) {
+        int len = chain.length / 4;
+        boolean high = (chain[len + j] & n) != 0;
+        for (int x = j + 1; x < len; x++) {
+            if (((chain[len + x] & n) != 0) == high) {
+                return chain[x];
+            }
+        }
+        return 0;
     }
 
     /** Begins a doubling if none is under way and one is due; returns whether one is under way now. */
@@ -211,14 +344,7 @@ final class Doubler {
     private static void unzip(HashtableOnDisk t, long[] chain, long n) {
         int len = chain.length / 4;
         for (int j = 0; j < len; j++) {
-            boolean high = (chain[len + j] & n) != 0;
-            long target = 0;
-            for (int x = j + 1; x < len; x++) {
-                if (((chain[len + x] & n) != 0) == high) {
-                    target = chain[x];
-                    break;
-                }
-            }
+            long target = nextOfClass(chain, j, n);
             if (chain[2 * len + j] != target) {
                 t.writeNext(chain[j], (int) chain[3 * len + j], target);
             }

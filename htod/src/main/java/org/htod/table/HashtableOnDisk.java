@@ -364,6 +364,23 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
+    /**
+     * The entry of {@code key} as installed, with its value if {@code withValue}, or null; an
+     * expired entry is returned as it is (the caller judges expiry) and never removed: a read that
+     * writes nothing, for the write layer, whose writes all go through the log.
+     */
+    public StoredEntry read(byte[] key, boolean withValue) {
+        ensureOpen();
+        long hash = Hashing.hash(key);
+        Lock r = views[stripe(hash)].readLock();
+        r.lock();
+        try {
+            return find(shape, key, hash, withValue).entry;
+        } finally {
+            r.unlock();
+        }
+    }
+
     @Override
     public StoredEntry get(byte[] key) {
         ensureOpen();
@@ -412,6 +429,17 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     public Iterator<StoredEntry> iterator(boolean withValues) {
         ensureOpen();
         return new TableCursor(this, withValues, false);
+    }
+
+    /** Every entry as installed, expired ones included: for the write layer, which judges expiry itself. */
+    public Iterator<StoredEntry> iteratorWithExpired(boolean withValues) {
+        ensureOpen();
+        return new TableCursor(this, withValues, true);
+    }
+
+    /** The table's id, which log records name it by. */
+    public long tableId() {
+        return tableId;
     }
 
     // ------------------------------------------------------------------ writes
@@ -484,7 +512,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     private boolean write(int st, Found f, long hash, byte[] key, Change c, boolean expired) {
         StoredEntry cur = f.entry;
         checkSizes(key, c.value);
-        long version = cur != null && !expired ? cur.version + 1 : 1;
+        long version = c.version != 0 ? c.version : cur != null && !expired ? cur.version + 1 : 1;
         long next = cur != null ? cur.next : f.first;
         long pred = cur != null ? f.pred : 0;
         long salt = cur != null ? f.predSalt : f.bucket;
@@ -496,6 +524,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             link(st, f.array, f.bucket, pred, salt, h);
             if (cur == null) {
                 count.incrementAndGet();
+                gate.touch(this);
             }
         } finally {
             w.unlock();
@@ -536,6 +565,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         try {
             link(st, f.array, f.bucket, f.pred, f.predSalt, f.entry.next);
             count.decrementAndGet();
+            gate.touch(this);
         } finally {
             w.unlock();
         }
@@ -545,15 +575,24 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    private static final class Item {
+    /**
+     * A change to install as one of a batch: the key's new value, or its removal ({@code value}
+     * null). {@code version} 0 means the next one (1 for a new key, the current one + 1 on a
+     * replacement); the write layer gives the version it decided when the change was logged.
+     */
+    public static final class Item {
         final byte[] key;
         final byte[] value;
         final long hash;
+        final long expiry;
+        final long version;
 
-        Item(byte[] key, byte[] value) {
+        public Item(byte[] key, byte[] value, long expiry, long version) {
             this.key = key;
             this.value = value;
             this.hash = Hashing.hash(key);
+            this.expiry = expiry;
+            this.version = version;
         }
     }
 
@@ -563,26 +602,47 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         if (keys.size() != values.size()) {
             throw new IllegalArgumentException(keys.size() + " keys and " + values.size() + " values");
         }
-        Map<ByteBuffer, Integer> last = new HashMap<>();
+        List<Item> items = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             checkSizes(keys.get(i), values.get(i));
-            last.put(ByteBuffer.wrap(keys.get(i)), i);
+            items.add(new Item(keys.get(i), values.get(i), expiry, 0));
+        }
+        apply(items, true);
+    }
+
+    /**
+     * Installs a batch of changes (the write layer's flusher): in rounds of at most one change
+     * per bucket, each round's new entries allocated together (OBA) with their installation reads
+     * done first, then linked. A later change of a key in {@code items} wins. Not atomic by
+     * itself: in log mode the gate's next commit records the whole batch at once.
+     */
+    public void install(List<Item> items) {
+        ensureOpen();
+        apply(items, false);
+    }
+
+    private void apply(List<Item> items, boolean direct) {
+        Map<ByteBuffer, Integer> last = new HashMap<>();
+        for (int i = 0; i < items.size(); i++) {
+            last.put(ByteBuffer.wrap(items.get(i).key), i);
         }
         List<Item> pending = new ArrayList<>(last.size());
-        for (int i = 0; i < keys.size(); i++) {
-            if (last.get(ByteBuffer.wrap(keys.get(i))) == i) {
-                pending.add(new Item(keys.get(i), values.get(i)));
+        for (int i = 0; i < items.size(); i++) {
+            if (last.get(ByteBuffer.wrap(items.get(i).key)) == i) {
+                pending.add(items.get(i));
             }
         }
         while (!pending.isEmpty()) {
-            pending = putRound(pending, expiry);
-            gate.flushIfFull();
-            maybeDouble();
+            pending = round(pending);
+            if (direct) {
+                gate.flushIfFull();
+                maybeDouble();
+            }
         }
     }
 
-    /** Writes the items of distinct buckets among {@code items}; returns the others, for the next round. */
-    private List<Item> putRound(List<Item> items, long expiry) {
+    /** Applies the items of distinct buckets among {@code items}; returns the others, for the next round. */
+    private List<Item> round(List<Item> items) {
         TreeSet<Integer> stripes = new TreeSet<>();
         for (Item it : items) {
             stripes.add(stripe(it.hash));
@@ -603,21 +663,29 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             }
             long now = clock.getAsLong();
             List<Found> found = new ArrayList<>(round.size());
+            List<Item> puts = new ArrayList<>(round.size());
             List<ByteBuffer> payloads = new ArrayList<>(round.size());
             for (Item it : round) {
                 Found f = findForWrite(s, it.key, it.hash, false, stripe(it.hash));
+                if (it.value == null) {
+                    if (f.entry != null) {
+                        unlink(stripe(it.hash), f);
+                    }
+                    continue;
+                }
                 StoredEntry cur = f.entry;
                 boolean live = cur != null && !cur.expiredAt(now);
-                long version = live ? cur.version + 1 : 1;
+                long version = it.version != 0 ? it.version : live ? cur.version + 1 : 1;
                 long next = cur != null ? cur.next : f.first;
                 found.add(f);
-                payloads.add(Entries.encode(next, tableId, it.hash, version, expiry, it.key, it.value));
+                puts.add(it);
+                payloads.add(Entries.encode(next, tableId, it.hash, version, it.expiry, it.key, it.value));
             }
-            long[] handles = heap.allocateBatch(payloads);
+            long[] handles = payloads.isEmpty() ? new long[0] : heap.allocateBatch(payloads);
             gate.entriesWritten(handles.length);
-            for (int i = 0; i < round.size(); i++) {
+            for (int i = 0; i < puts.size(); i++) {
                 Found f = found.get(i);
-                int st = stripe(round.get(i).hash);
+                int st = stripe(puts.get(i).hash);
                 Lock w = views[st].writeLock();
                 w.lock();
                 try {
@@ -625,6 +693,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                             handles[i]);
                     if (f.entry == null) {
                         count.incrementAndGet();
+                        gate.touch(this);
                     }
                 } finally {
                     w.unlock();
@@ -747,6 +816,27 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
+    /** Whether a doubling is under way or due. */
+    public boolean doublingDue() {
+        Shape s = shape;
+        return !closed && (s.doubling() || overLoaded(s));
+    }
+
+    /**
+     * Log mode's flusher: one step of the doubling that is due (its start, a batch of buckets, or
+     * its finish; each one install record); returns whether more steps remain.
+     */
+    public boolean doublingStep() {
+        if (closed || !doubling.tryLock()) {
+            return false;
+        }
+        try {
+            return Doubler.Logged.step(this);
+        } finally {
+            doubling.unlock();
+        }
+    }
+
     /** Whether the entry count calls for a doubling of {@code s}. */
     boolean overLoaded(Shape s) {
         return count.get() * 1000 > s.n() * loadPermille;
@@ -759,6 +849,18 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             TableHeader.write(heap, header, new TableHeader.State(headerSequence, tableId, s.array.directory, entries,
                     loadPermille, s.next == null ? 0 : s.next.directory, s.moved, s.unzipFrom));
             countInHeader = entries;
+        }
+    }
+
+    /** Log mode's checkpoint: the header written from the current state, count and shape (the caller syncs). */
+    void writeState() {
+        lockAllWriters();
+        try {
+            if (!closed) {
+                writeHeader(shape, count.get());
+            }
+        } finally {
+            unlockAllWriters();
         }
     }
 
@@ -829,6 +931,34 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      */
     void writeNext(long entry, int salt, long next) {
         gate.writeNow(entry, Entries.NEXT_OFFSET, next, salt, true);
+    }
+
+    /** The table's state as install records and checkpoints carry it. */
+    InstallRecord.TableState state() {
+        Shape s = shape;
+        return new InstallRecord.TableState(header, tableId, count.get(), s.array.directory,
+                s.next == null ? 0 : s.next.directory, s.moved, loadPermille);
+    }
+
+    /** Log mode's recovery: the state the log says the table had last, its arrays read and checked. */
+    void restore(InstallRecord.TableState st) {
+        BucketArray a = BucketArray.load(heap, st.array());
+        Shape s;
+        if (st.newArray() != 0) {
+            BucketArray next = BucketArray.load(heap, st.newArray());
+            if (next.bucketCount != 2 * a.bucketCount || st.moved() < 0 || st.moved() > a.bucketCount) {
+                throw corrupt(header, "a doubling from " + a.bucketCount + " buckets with moved in 0.." + a.bucketCount,
+                        next.bucketCount + " buckets, moved " + st.moved());
+            }
+            s = new Shape(a, next, st.moved(), st.moved());
+        } else {
+            s = new Shape(a);
+        }
+        if (st.count() < 0) {
+            throw corrupt(header, "a non-negative entry count", Long.toString(st.count()));
+        }
+        shape = s;
+        count.set(st.count());
     }
 
     /** Header handle, for the catalog and the verifier. */

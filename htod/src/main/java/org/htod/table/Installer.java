@@ -103,6 +103,11 @@ public final class Installer implements Heap.Journal {
         }
     }
 
+    /** A block allocated for something the log does not record (a checkpoint's own block): no record names it. */
+    public synchronized void forget(long handle) {
+        allocs.remove(handle);
+    }
+
     /** Runs {@code frees}, which a durable record lists already, without recording them again. */
     void freeRecorded(Runnable frees) {
         synchronized (this) {
@@ -115,6 +120,11 @@ public final class Installer implements Heap.Journal {
                 committing = false;
             }
         }
+    }
+
+    /** Largest install record the flusher should write (see {@link Log#flusherRecordBudget()}). */
+    long maxRecordBytes() {
+        return log.flusherRecordBudget();
     }
 
     /** Install records written so far, and their bytes. */

@@ -132,6 +132,55 @@ final class SyncGate {
         queued++;
     }
 
+    /** Log mode: {@code t}'s count or shape changed, and the next commit records its state. */
+    void touch(HashtableOnDisk t) {
+        if (installer != null) {
+            installer.touch(t);
+        }
+    }
+
+    /** Most old buckets a logged doubling batch may move: its install record must fit in the log. */
+    int maxDoublingBatch() {
+        if (installer == null) {
+            return Integer.MAX_VALUE;
+        }
+        // A bucket costs two slot links and, at the highest load factor, about twenty next links.
+        long buckets = installer.maxRecordBytes() / (InstallRecord.LINK_BYTES * 24L);
+        return (int) Math.max(1, Long.highestOneBit(Math.max(1, buckets)));
+    }
+
+    /** Whether commits go through the log. */
+    boolean logged() {
+        return installer != null;
+    }
+
+    /**
+     * Log mode's recovery: links the log recorded, whose in-place writes a crash may have lost.
+     * They wait like any link, so that every reader already sees them, until {@link
+     * #writeRecovered} writes them once the open may write.
+     */
+    synchronized void recovered(List<InstallRecord.LinkWrite> links) {
+        // No reader runs before the open ends, so one lock stands for every stripe's view; the
+        // cache update of a next link is harmless for a segment, which the cache never holds.
+        ReentrantReadWriteLock view = new ReentrantReadWriteLock();
+        for (InstallRecord.LinkWrite l : links) {
+            pending.put(key(l.block(), l.offset()), new Link(l.block(), l.offset(), l.value(), l.salt(), view,
+                    l.offset() == Entries.NEXT_OFFSET));
+        }
+    }
+
+    /** Writes the recovered links in place: the log holds them already, so no record is made. */
+    void writeRecovered() {
+        Map<Long, Link> links;
+        synchronized (this) {
+            links = pending;
+            flushing = links;
+            pending = new ConcurrentHashMap<>();
+        }
+        writeLinks(links);
+        flushing = Map.of();
+    }
+
     /** Links and blocks that the next flush would take. */
     int queued() {
         return queued;

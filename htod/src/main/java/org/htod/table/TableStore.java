@@ -35,10 +35,11 @@ public final class TableStore implements AutoCloseable {
     private final boolean clean;
     private volatile boolean closed;
 
-    private TableStore(Storage storage, TableOptions options) {
+    private TableStore(Storage storage, TableOptions options, Installer installer,
+            List<InstallRecord.LinkWrite> recoveredLinks, Map<Long, InstallRecord.TableState> restored) {
         this.storage = storage;
         this.heap = storage.heap();
-        this.gate = new SyncGate(heap, new EntryCache(options.cacheBytes()), options.maxPendingLinks());
+        this.gate = new SyncGate(heap, new EntryCache(options.cacheBytes()), options.maxPendingLinks(), installer);
         this.options = options;
         boolean clean = storage.recoveryReport().wasClean();
         long root = storage.rootCatalog();
@@ -46,11 +47,24 @@ public final class TableStore implements AutoCloseable {
             // A store whose creation ends here: the storage formatted its heap afresh (a creation
             // cut short left nothing else in it), and the catalog recorded last completes it.
             root = HashtableOnDisk.create(heap, options.loadPermille()).header();
-            gate.sync();
+            heap.sync();
             storage.setRootCatalog(root);
         }
         // Catalog changes are rare and each is a map coming or going: always synced.
-        this.clean = clean;
+        this.clean = clean && installer == null;
+        if (installer != null) {
+            // Log mode: the tables are as the last checkpoint and the log say, links the log
+            // recorded wait in the gate where every read sees them, and the header slots are only
+            // read for the table's identity (a crash in a checkpoint may have torn one).
+            gate.recovered(recoveredLinks);
+            this.catalog = HashtableOnDisk.open(heap, gate, root, CATALOG_NAME, options.withSyncEachWrite(true), false);
+            restore(catalog, restored);
+            for (CatalogEntry e : catalogEntries()) {
+                restore(tableAt(e.name(), e.value(), e.entry()), restored);
+            }
+            this.recovery = null;
+            return;
+        }
         this.catalog = HashtableOnDisk.open(heap, gate, root, CATALOG_NAME, options.withSyncEachWrite(true), clean);
         if (clean) {
             // Every map's header and bucket directory read and checked before the open writes
@@ -65,9 +79,73 @@ public final class TableStore implements AutoCloseable {
         }
     }
 
-    /** Opens the tables of {@code storage}, creating the catalog if it has none. */
+    private static void restore(HashtableOnDisk t, Map<Long, InstallRecord.TableState> restored) {
+        InstallRecord.TableState st = restored.get(t.tableId);
+        if (st == null) {
+            throw new CorruptStoreException("table '" + t.name + "' (id 0x" + Long.toHexString(t.tableId) + ") is in the"
+                    + " catalog, but neither the last checkpoint nor the log after it holds its state", -1);
+        }
+        if (st.header() != t.header) {
+            throw t.corrupt(t.header, "the header the checkpoint names for table id 0x" + Long.toHexString(t.tableId),
+                    "a header at handle 0x" + Long.toHexString(st.header()));
+        }
+        t.restore(st);
+    }
+
+    /** Opens the tables of {@code storage} in direct mode, creating the catalog if it has none. */
     public static TableStore open(Storage storage, TableOptions options) {
-        return new TableStore(storage, options);
+        return new TableStore(storage, options, null, List.of(), Map.of());
+    }
+
+    /**
+     * Opens the tables of a store in log mode: commits go through {@code installer}; the tables'
+     * states are the ones {@code restored} holds (by table id), and {@code recoveredLinks} wait in
+     * the gate until {@link #writeRecovered()}. Writes nothing (unless the store is being created).
+     */
+    public static TableStore openLogged(Storage storage, TableOptions options, Installer installer,
+            List<InstallRecord.LinkWrite> recoveredLinks, Map<Long, InstallRecord.TableState> restored) {
+        return new TableStore(storage, options, installer, recoveredLinks, restored);
+    }
+
+    /** Log mode, once the open may write: the links the log recorded, written in place. */
+    public void writeRecovered() {
+        gate.writeRecovered();
+    }
+
+    /** Every table's state, the catalog's included, as a checkpoint records it. */
+    public List<InstallRecord.TableState> states() {
+        List<InstallRecord.TableState> out = new ArrayList<>();
+        out.add(catalog.state());
+        for (HashtableOnDisk t : tables.values()) {
+            out.add(t.state());
+        }
+        return out;
+    }
+
+    /** Writes every table's header from its state (log mode's checkpoint; the caller syncs). */
+    public void writeHeaders() {
+        catalog.writeState();
+        for (HashtableOnDisk t : tables.values()) {
+            t.writeState();
+        }
+    }
+
+    /** Log mode: records everything changed since the last commit and writes it in place (see {@link SyncGate}). */
+    public void commit() {
+        gate.sync();
+    }
+
+    /** The maps' tables (the catalog's not among them). */
+    public List<HashtableOnDisk> maps() {
+        return new ArrayList<>(tables.values());
+    }
+
+    /** Every open table, the catalog's first. */
+    public List<HashtableOnDisk> all() {
+        List<HashtableOnDisk> out = new ArrayList<>();
+        out.add(catalog);
+        out.addAll(tables.values());
+        return out;
     }
 
     static byte[] nameKey(String name) {
@@ -93,8 +171,16 @@ public final class TableStore implements AutoCloseable {
         } else if (create) {
             HashtableOnDisk.Created c = HashtableOnDisk.create(heap, options.loadPermille());
             header = c.header();
-            gate.sync();
             byte[] value = ByteBuffer.allocate(CATALOG_VALUE).putLong(0, c.header()).putLong(8, c.tableId()).array();
+            if (gate.logged()) {
+                // One install record: the new table's blocks and state, and its catalog entry.
+                t = HashtableOnDisk.open(heap, gate, header, name, options, false);
+                gate.touch(t);
+                catalog.update(key, cur -> Change.put(value, 0));
+                tables.put(name, t);
+                return t;
+            }
+            gate.sync(); // direct mode: the table is durable before the catalog names it
             catalog.update(key, cur -> Change.put(value, 0));
         } else {
             return null;
@@ -195,6 +281,12 @@ public final class TableStore implements AutoCloseable {
     public TableVerifier.Report verify(boolean checkLeaks) {
         ensureOpen();
         return TableVerifier.verify(this, checkLeaks);
+    }
+
+    /** {@link #verify(boolean)}, with blocks outside the tables that a layer above accounts for. */
+    public TableVerifier.Report verify(boolean checkLeaks, java.util.function.LongPredicate alsoReached) {
+        ensureOpen();
+        return TableVerifier.verify(this, checkLeaks, alsoReached);
     }
 
     /** Device syncs so far, for tests that count them. */

@@ -28,6 +28,11 @@ public final class TableVerifier {
     public record Report(int tables, long entries, long reachedBlocks, long allocatedBlocks) {}
 
     static Report verify(TableStore ts, boolean checkLeaks) {
+        return verify(ts, checkLeaks, h -> false);
+    }
+
+    /** {@link #verify(TableStore, boolean)}, counting the blocks {@code alsoReached} accepts as reached (log mode's checkpoint). */
+    static Report verify(TableStore ts, boolean checkLeaks, java.util.function.LongPredicate alsoReached) {
         Heap heap = ts.heap();
         ts.gate().sync(); // frees what waits, so that what stays allocated is what the tables hold
         heap.verify();
@@ -48,16 +53,18 @@ public final class TableVerifier {
             entries += table(t, marks, reached);
         }
         long[] allocated = {0};
-        long[] leaked = {0, 0};
+        long[] leaked = {0, 0, 0}; // leaked, first leaked, accounted for outside the tables
         heap.forEachAllocated((handle, length) -> {
             allocated[0]++;
             if (!marks.marked(handle)) {
-                if (leaked[0]++ == 0) {
+                if (alsoReached.test(handle)) {
+                    leaked[2]++;
+                } else if (leaked[0]++ == 0) {
                     leaked[1] = handle;
                 }
             }
         });
-        long reachedAllocated = allocated[0] - leaked[0];
+        long reachedAllocated = allocated[0] - leaked[0] - leaked[2];
         if (reachedAllocated != reached[0]) {
             throw new CorruptStoreException("the tables reach " + reached[0] + " blocks, but only " + reachedAllocated
                     + " of them are allocated in the heap of " + heap.device().name(), -1);

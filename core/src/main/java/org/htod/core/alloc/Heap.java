@@ -764,12 +764,16 @@ public final class Heap implements AutoCloseable {
         return logged;
     }
 
-    /** The heap's in-memory state as the snapshot format holds it (see {@code Snapshot}). */
-    public ByteBuffer snapshot() {
+    /**
+     * The heap's in-memory state as the snapshot format holds it (see {@code Snapshot}), with the
+     * block {@code alsoFree} (a handle, 0 for none) counted free: log mode's checkpoint names its
+     * predecessor's block free, to be given back once the new checkpoint is the one in force.
+     */
+    public ByteBuffer snapshot(long alsoFree) {
         lock.lock();
         try {
             ensureOpen();
-            return Snapshot.encode(this);
+            return Snapshot.encode(this, alsoFree);
         } finally {
             lock.unlock();
         }
@@ -1012,6 +1016,10 @@ public final class Heap implements AutoCloseable {
             limit = tail;
         } finally {
             lock.unlock();
+        }
+        if (logged) {
+            HeapVerifier.forEachAllocatedLogged(this, limit, visitor);
+            return;
         }
         HeaderScanner scanner = new HeaderScanner(this);
         scanner.scan(start, limit, (addr, h) -> {

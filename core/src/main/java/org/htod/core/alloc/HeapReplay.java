@@ -24,6 +24,8 @@ public final class HeapReplay {
     private long tail;
     private long claims;
     private long releases;
+    /** Blocks freed by the log, whose status byte is written free again if still free at the end. */
+    private final java.util.List<Long> freed = new java.util.ArrayList<>();
 
     public HeapReplay(Heap h) {
         this.h = h;
@@ -112,8 +114,7 @@ public final class HeapReplay {
         h.requestedBytes = Math.max(0, h.requestedBytes - size);
         h.allocatedCount--;
         releases++;
-        // The free's own status write may have been lost with the crash: made again on finishing the open.
-        h.pendingRepairs.add(new Heap.Repair(a + BlockHeader.STATUS_OFFSET, ByteBuffer.allocate(1).put(0, BlockHeader.FREE)));
+        freed.add(handle);
     }
 
     /** Whether the block {@code handle} is allocated at this point of the replay. */
@@ -133,6 +134,14 @@ public final class HeapReplay {
 
     /** Rebuilds the heap's free lists and tail from the replayed free space. */
     public void finish() {
+        // A free's own status write may have been lost with the crash: made again on finishing the
+        // open, for the blocks no later allocation took.
+        for (long handle : freed) {
+            if (!allocated(handle)) {
+                h.pendingRepairs.add(new Heap.Repair(h.address(handle) + BlockHeader.STATUS_OFFSET,
+                        ByteBuffer.allocate(1).put(0, BlockHeader.FREE)));
+            }
+        }
         h.lists.clear();
         java.util.Arrays.fill(h.chainHeads, null);
         java.util.Arrays.fill(h.plHeads, 0);

@@ -52,14 +52,28 @@ final class Snapshot {
 
     /** The heap's state in the snapshot format, positioned at 0. */
     static ByteBuffer encode(Heap h) {
+        return encode(h, 0);
+    }
+
+    /** The heap's state in the snapshot format, with the block {@code alsoFree} (a handle; 0 for none) counted free. */
+    static ByteBuffer encode(Heap h, long alsoFree) {
         List<FreeBlock> blocks = ordered(h);
+        long allocatedBytes = h.allocatedBytes;
+        long allocatedCount = h.allocatedCount;
+        if (alsoFree != 0) {
+            long size = h.blockSize(alsoFree);
+            blocks = new ArrayList<>(blocks);
+            blocks.add(new FreeBlock(h.address(alsoFree), size, h.stamp, BlockHeader.NO_LIST, 0));
+            allocatedBytes -= size;
+            allocatedCount--;
+        }
         long len = FIXED + 8L * h.plHeads.length + (long) PER_BLOCK * blocks.size() + 4;
         if (len > Integer.MAX_VALUE - 64) {
             throw new IllegalStateException("a snapshot of " + blocks.size() + " free blocks exceeds 2 GiB");
         }
         ByteBuffer b = ByteBuffer.allocate((int) len);
-        b.putLong(MAGIC).putLong(len).putLong(h.tail).putLong(h.stamp).putLong(h.highWater).putLong(h.allocatedBytes)
-                .putLong(h.requestedBytes).putLong(h.allocatedCount).putLong(h.coalesces).putInt(h.plHeads.length)
+        b.putLong(MAGIC).putLong(len).putLong(h.tail).putLong(h.stamp).putLong(h.highWater).putLong(allocatedBytes)
+                .putLong(h.requestedBytes).putLong(allocatedCount).putLong(h.coalesces).putInt(h.plHeads.length)
                 .putLong(blocks.size());
         for (long head : h.plHeads) {
             b.putLong(head);

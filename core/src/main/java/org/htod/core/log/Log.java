@@ -88,13 +88,21 @@ public final class Log {
         this.dev = dev;
         this.regionOffset = regionOffset;
         this.regionSize = regionSize;
-        this.reserve = regionSize / 8;
+        this.reserve = regionSize / 4;
         this.start = start;
         this.end = end;
         this.written = end;
         this.durable = end;
         this.pendingFrom = end;
         this.epoch = epoch;
+    }
+
+    /**
+     * Bytes one record of the flusher may take: its installs and doubling steps stay within this,
+     * so that the reserve holds several of them, enough to make room in a full log.
+     */
+    public long flusherRecordBudget() {
+        return regionSize / 32;
     }
 
     /** Largest payload one record may carry. */
@@ -121,12 +129,39 @@ public final class Log {
         return append(type, payload, 0);
     }
 
-    private synchronized Appended append(int type, ByteBuffer payload, long keepFree) {
+    /**
+     * {@link #append} if the record fits now, else null at once: for a writer that holds a lock
+     * the flusher may need, which must not wait for room while holding it (see {@link #awaitRoom}).
+     */
+    public synchronized Appended tryAppend(int type, ByteBuffer payload) {
+        ensureUsable();
+        checkSize(payload);
         int len = Records.length(payload.remaining());
+        if (len + padBefore(len) > regionSize - (end - start) - reserve) {
+            return null;
+        }
+        return append(type, payload, reserve);
+    }
+
+    /** Waits until a record of {@code payloadBytes} would fit without the flusher's reserve. */
+    public synchronized void awaitRoom(int payloadBytes) {
+        int len = Records.length(payloadBytes);
+        while (len + padBefore(len) > regionSize - (end - start) - reserve) {
+            ensureUsable();
+            waitQuietly();
+        }
+    }
+
+    private void checkSize(ByteBuffer payload) {
         if (payload.remaining() > maxPayload()) {
             throw new IllegalArgumentException("a log record carries at most " + maxPayload() + " bytes (about 1/8 of the "
                     + regionSize + "-byte log region); found " + payload.remaining());
         }
+    }
+
+    private synchronized Appended append(int type, ByteBuffer payload, long keepFree) {
+        int len = Records.length(payload.remaining());
+        checkSize(payload);
         while (true) {
             ensureUsable();
             long room = regionSize - (end - start) - keepFree;

@@ -86,12 +86,39 @@ public final class Storage implements AutoCloseable {
      * recovery writes, then the superblock marked not clean, synced. Idempotent.
      */
     public synchronized void begin() {
+        begin(s -> s.withSnapshot(0, 0));
+    }
+
+    /** {@link #begin()}, with {@code change} made to the superblock too (log mode keeps its checkpoint named). */
+    public synchronized void begin(java.util.function.UnaryOperator<Superblock> change) {
         if (begun) {
             return;
         }
         heap.finishOpen();
-        container.update(s -> s.withClean(false).withSnapshot(0, 0));
+        container.update(s -> change.apply(s.withClean(false)));
         begun = true;
+    }
+
+    /**
+     * A store whose heap log mode restored from its checkpoint ({@code Heap.fromSnapshot}); {@link
+     * #begin} once the log's recovery checked what it read.
+     */
+    public static Storage restored(Container c, Heap heap) {
+        return new Storage(c, heap, false);
+    }
+
+    /** Replaces the superblock (see {@link Container#update}): log mode records each checkpoint so. */
+    public Superblock update(java.util.function.UnaryOperator<Superblock> change) {
+        return container.update(change);
+    }
+
+    /**
+     * Closes the device without writing: log mode's close, whose last checkpoint already recorded
+     * a clean store, or a store left for its recovery to find.
+     */
+    public synchronized void closeDevice() {
+        closed = true;
+        container.close();
     }
 
     /** Opens the store on {@code dev}, or creates one with {@code cfg} if the device is empty. */
@@ -99,7 +126,7 @@ public final class Storage implements AutoCloseable {
         return dev.size() == 0 ? create(dev, cfg) : open(dev);
     }
 
-    static HeapOptions heapOptions(Superblock sb) {
+    public static HeapOptions heapOptions(Superblock sb) {
         return new HeapOptions(sb.storageMethod(), sb.heapOffset(), sb.heapCapacity(), sb.storeId(), sb.grain(),
                 sb.maxQuickList(), sb.acceptableWaste(), sb.obaThreshold(), 1.5);
     }
