@@ -39,7 +39,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(VerifyStores.class)
 class ProcessKillTest {
-    private static final int ROUNDS = 80 * TestStores.scale();
+    private static final int ROUNDS = 100 * TestStores.scale();
     private static final int THREADS = 3;
     private static final int KEYS = 40;
     /** SIGKILL's exit status: 128 + 9. */
