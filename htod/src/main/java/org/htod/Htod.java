@@ -130,7 +130,7 @@ public final class Htod {
             return this;
         }
 
-        /** Bytes of a new store's log region (a multiple of 4096, or 0); default 16 MiB. */
+        /** Bytes of a new store's log region (a multiple of 4096, or 0); default 64 MiB. */
         public Builder logSize(long bytes) {
             container.logSize(bytes);
             return this;
@@ -222,7 +222,7 @@ public final class Htod {
                     }
                     storage = Storage.create(device, cfg);
                 } else {
-                    storage = Storage.open(device);
+                    storage = Storage.prepare(device);
                 }
             } catch (RuntimeException e) {
                 device.close();
@@ -234,7 +234,8 @@ public final class Htod {
                 tables = TableStore.open(storage, new TableOptions(durability == Durability.SYNC, c::millis,
                         loadPermille, cacheSize, maxPendingLinks, doublingMinBatch));
             } catch (RuntimeException e) {
-                // Not storage.close(): that would mark the store clean and skip the tables' recovery next time.
+                // Not storage.close(): that would mark the store clean and skip the tables' recovery
+                // next time. An open that failed before the storage began has written nothing.
                 device.close();
                 throw e;
             }

@@ -181,7 +181,12 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             throw new IllegalArgumentException("a time to live must be positive, found " + ttl);
         }
         long now = clock.getAsLong();
-        long ms = ttl.toMillis();
+        long ms;
+        try {
+            ms = ttl.toMillis();
+        } catch (ArithmeticException e) {
+            ms = Long.MAX_VALUE; // longer than milliseconds can say: as good as never
+        }
         return ms > Long.MAX_VALUE - now ? Long.MAX_VALUE : now + Math.max(1, ms);
     }
 

@@ -79,6 +79,11 @@ public final class HtodStore implements AutoCloseable {
         Objects.requireNonNull(keyCodec, "keyCodec");
         Objects.requireNonNull(valueCodec, "valueCodec");
         ensureOpen();
+        int nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (nameBytes > Htod.MAX_KEY_BYTES) {
+            throw new EntryTooLargeException("a map name takes at most " + Htod.MAX_KEY_BYTES + " bytes in UTF-8, found "
+                    + nameBytes);
+        }
         HashtableOnDisk t = tables.table(name, true);
         return new HtodMap<>(name, t, t, keyCodec, valueCodec, clock::millis);
     }

@@ -1,6 +1,5 @@
 package org.htod.table;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -75,27 +74,33 @@ final class Doubler {
             return false;
         }
         BucketArray next = BucketArray.allocate(t.heap, 2 * s.n());
-        t.gate.sync(); // the new array is durable before the header names it
-        t.lockAllWriters();
+        boolean named = false; // once the header write is issued, the array may be named on disk: never freed here
         try {
-            if (t.isClosed() || t.shape != s) {
-                t.heap.free(next.directory);
-                for (long seg : next.segments) {
-                    t.heap.free(seg);
-                }
-                return false;
-            }
-            Shape d = new Shape(s.array, next, 0, 0);
-            t.writeHeader(d, t.count.get());
-            t.lockAllViews();
+            t.gate.sync(); // the new array is durable before the header names it
+            t.lockAllWriters();
             try {
-                t.shape = d;
+                if (t.isClosed() || t.shape != s) {
+                    return false;
+                }
+                Shape d = new Shape(s.array, next, 0, 0);
+                named = true;
+                t.writeHeader(d, t.count.get());
+                t.lockAllViews();
+                try {
+                    t.shape = d;
+                } finally {
+                    t.unlockAllViews();
+                }
+                return true;
             } finally {
-                t.unlockAllViews();
+                t.unlockAllWriters();
             }
-            return true;
         } finally {
-            t.unlockAllWriters();
+            if (!named) {
+                // Closed meanwhile, another doubling won, or the sync failed: the array is nobody's.
+                // close() waits for this doubling to end, so the heap is still open.
+                next.free(t.heap);
+            }
         }
     }
 
@@ -121,13 +126,13 @@ final class Doubler {
             }
             // b. first entry of each class, read from the intact old chains
             long[] firsts = s.array.getRun(t.heap, from, k);
-            List<long[]> chains = new ArrayList<>(k); // per bucket: handles, hashes, next fields
+            List<long[]> chains = new ArrayList<>(k); // per bucket: handles, hashes, next fields, salts
             long[] lo = new long[k];
             long[] hi = new long[k];
             for (int i = 0; i < k; i++) {
-                long[] chain = readChain(t, firsts[i]);
+                long[] chain = readChain(t, firsts[i], s.array, from + i);
                 chains.add(chain);
-                int len = chain.length / 3;
+                int len = chain.length / 4;
                 for (int j = 0; j < len; j++) {
                     long handle = chain[j];
                     boolean high = (chain[len + j] & n) != 0;
@@ -167,41 +172,38 @@ final class Doubler {
         }
     }
 
-    /** Handles, hashes and next fields of the chain from {@code first}, as one array of three parts. */
-    static long[] readChain(HashtableOnDisk t, long first) {
-        List<long[]> items = new ArrayList<>();
+    /**
+     * Handles, hashes, next fields and link salts of the chain from {@code first}, as one array of
+     * four parts; every entry checked, and checked to hash into {@code bucket} of {@code a}.
+     */
+    static long[] readChain(HashtableOnDisk t, long first, BucketArray a, long bucket) {
+        List<HashtableOnDisk.Loaded> items = new ArrayList<>();
         long cur = first;
         long limit = t.count.get() + 1024;
         while (cur != 0) {
-            ByteBuffer p = headBytes(t, cur);
-            Entries.Head h = t.head(p, cur);
-            items.add(new long[] {cur, h.hash, h.next});
-            cur = h.next;
+            HashtableOnDisk.Loaded e = t.load(cur);
+            t.checkBucket(e, a, bucket);
+            items.add(e);
+            cur = e.h.next;
             if (items.size() > limit) {
                 throw t.corrupt(first, "a chain of at most " + limit + " entries", "a longer one, or a cycle");
             }
         }
         int len = items.size();
-        long[] out = new long[3 * len];
+        long[] out = new long[4 * len];
         for (int j = 0; j < len; j++) {
-            out[j] = items.get(j)[0];
-            out[len + j] = items.get(j)[1];
-            out[2 * len + j] = items.get(j)[2];
+            HashtableOnDisk.Loaded e = items.get(j);
+            out[j] = e.handle;
+            out[len + j] = e.h.hash;
+            out[2 * len + j] = e.h.next;
+            out[3 * len + j] = e.salt();
         }
         return out;
     }
 
-    /** Reads the fixed fields of an entry only: 48 bytes. */
-    static ByteBuffer headBytes(HashtableOnDisk t, long handle) {
-        t.checkLink(handle);
-        ByteBuffer b = ByteBuffer.allocate(Entries.KEY_OFFSET);
-        t.heap.readAt(handle, 0, b);
-        return b.clear();
-    }
-
     /** Points each entry of the chain at the next entry of its own class, in chain order. */
     private static void unzip(HashtableOnDisk t, long[] chain, long n) {
-        int len = chain.length / 3;
+        int len = chain.length / 4;
         for (int j = 0; j < len; j++) {
             boolean high = (chain[len + j] & n) != 0;
             long target = 0;
@@ -212,7 +214,7 @@ final class Doubler {
                 }
             }
             if (chain[2 * len + j] != target) {
-                t.writeNext(chain[j], target);
+                t.writeNext(chain[j], (int) chain[3 * len + j], target);
             }
         }
     }

@@ -108,11 +108,14 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
+    /** A table just written: its header handle and its id. */
+    record Created(long header, long tableId) {}
+
     /**
-     * Writes a new, empty table (bucket array and header) and returns its header handle. Nothing
-     * refers to it yet; the caller syncs before linking it anywhere.
+     * Writes a new, empty table (bucket array and header). Nothing refers to it yet; the caller
+     * syncs before linking it anywhere.
      */
-    static long create(Heap heap, int loadPermille) {
+    static Created create(Heap heap, int loadPermille) {
         if (loadPermille < 100 || loadPermille > 10_000) {
             throw new IllegalArgumentException("load factor must be between 0.1 and 10, found " + loadPermille / 1000.0);
         }
@@ -122,12 +125,16 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         do {
             id = r.nextLong();
         } while (id == 0);
-        return TableHeader.create(heap, new TableHeader.State(1, id, a.directory, 0, loadPermille, 0, 0, 0));
+        return new Created(TableHeader.create(heap, new TableHeader.State(1, id, a.directory, 0, loadPermille, 0, 0, 0)), id);
     }
 
-    /** Opens the table whose header block is {@code header}. */
-    static HashtableOnDisk open(Heap heap, SyncGate gate, long header, String name, TableOptions options) {
-        TableHeader.State st = TableHeader.read(heap, header);
+    /**
+     * Opens the table whose header block is {@code header}; {@code clean} when the store was
+     * closed cleanly, so that a damaged header slot is reported rather than taken for a torn write.
+     */
+    static HashtableOnDisk open(Heap heap, SyncGate gate, long header, String name, TableOptions options,
+            boolean clean) {
+        TableHeader.State st = TableHeader.read(heap, header, clean);
         BucketArray a = BucketArray.load(heap, st.array());
         Shape shape;
         if (st.doubling()) {
@@ -176,67 +183,116 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /** Reads the first bytes of an entry: the fixed fields and, usually, key and value. */
-    ByteBuffer prefix(long handle) {
-        checkLink(handle);
-        byte[] cached = gate.cache.get(handle);
-        if (cached != null) {
-            return ByteBuffer.wrap(cached);
+    /**
+     * An entry as read and checked: its fixed fields (with {@code next} as readers must see it:
+     * a waiting link wins over the disk), and bytes holding its fields and key, and its value too
+     * when the entry is small. Nothing in it is used before its checksum matched.
+     */
+    static final class Loaded {
+        final long handle;
+        final Entries.Head h;
+        final ByteBuffer bytes;
+
+        Loaded(long handle, Entries.Head h, ByteBuffer bytes) {
+            this.handle = handle;
+            this.h = h;
+            this.bytes = bytes;
         }
-        int len = (int) Math.min(heap.blockSize(handle) - BLOCK_HEADER, Entries.PREFIX);
-        ByteBuffer b = ByteBuffer.allocate(len);
-        heap.readAt(handle, 0, b);
-        gate.cache.put(handle, b.array());
-        return b.clear();
+
+        /** The head CRC: the salt of this entry's {@code next} link. */
+        int salt() {
+            return bytes.getInt(Entries.HEAD_CRC_OFFSET);
+        }
+
+        byte[] key() {
+            return Entries.key(bytes, h);
+        }
+
+        boolean keyEquals(byte[] key) {
+            return Entries.keyEquals(bytes, h, key);
+        }
     }
 
-    /** The fixed fields of an entry, with its {@code next} as readers must see it (a waiting link wins). */
-    Entries.Head head(ByteBuffer prefix, long handle) {
-        Entries.Head h = Entries.head(prefix, handle, this::corrupt);
+    /**
+     * Reads an entry's first bytes (from the cache, or one device read of up to a page) and
+     * checks what they hold before anything is used: the head CRC over fields and key (reading
+     * the rest of a long key first), the check of {@code next}, the value CRC when the value is
+     * there too. Only checked bytes enter the cache, so a hit is checked already.
+     */
+    Loaded load(long handle) {
+        checkLink(handle);
+        long payload = heap.blockSize(handle) - BLOCK_HEADER;
+        byte[] cached = gate.cache.get(handle);
+        ByteBuffer b;
+        Entries.Head h;
+        if (cached != null) {
+            b = ByteBuffer.wrap(cached);
+            h = Entries.head(b, handle, this::corrupt);
+        } else {
+            b = ByteBuffer.allocate((int) Math.min(payload, Entries.PREFIX));
+            heap.readAt(handle, 0, b);
+            b.clear();
+            int k = Entries.rawKeyLength(b);
+            if (k > 0 && Entries.KEY_OFFSET + (long) k > b.capacity() && Entries.KEY_OFFSET + (long) k <= payload
+                    && k <= Entries.MAX_KEY) {
+                b = ByteBuffer.allocate(Entries.KEY_OFFSET + k); // a long key: read fields and key whole
+                heap.readAt(handle, 0, b);
+                b.clear();
+            } else if (Entries.KEY_OFFSET + (long) k > b.capacity()) {
+                throw corrupt(handle, "an entry whose key fits its block of " + heap.blockSize(handle) + " bytes",
+                        "key length " + k);
+            }
+            h = Entries.head(b, handle, this::corrupt);
+            Entries.checkNext(b, handle, this::corrupt);
+            if (h.length() <= b.capacity()) {
+                Entries.checkValue(b, Entries.KEY_OFFSET + h.keyLength, h, handle, this::corrupt);
+            }
+            if (b.capacity() <= Entries.PREFIX) {
+                gate.cache.put(handle, b.array());
+            }
+        }
         h.next = gate.linkAt(handle, Entries.NEXT_OFFSET, h.next);
         if (h.tableId != tableId) {
             throw corrupt(handle, "an entry of table id 0x" + Long.toHexString(tableId),
                     "table id 0x" + Long.toHexString(h.tableId));
         }
-        if (h.length() > heap.blockSize(handle) - BLOCK_HEADER) {
+        if (h.length() > payload) {
             throw corrupt(handle, "an entry that fits its block of " + heap.blockSize(handle) + " bytes",
                     "key and value lengths totalling " + h.length() + " bytes");
         }
-        return h;
+        return new Loaded(handle, h, b);
     }
 
-    /** The whole entry, CRC checked: from the prefix when it holds it all, else by one more read. */
-    ByteBuffer whole(long handle, ByteBuffer prefix, Entries.Head h) {
-        ByteBuffer b = prefix;
-        if (h.length() > prefix.capacity()) {
-            b = heap.read(handle);
-            if (b.remaining() < h.length()) {
-                throw corrupt(handle, "an entry of " + h.length() + " bytes", "a block payload of " + b.remaining());
-            }
+    /** The value of a loaded entry: from its bytes when they hold it, else by one more read, checked. */
+    byte[] value(Loaded e) {
+        Entries.Head h = e.h;
+        int at = Entries.KEY_OFFSET + h.keyLength;
+        byte[] v = new byte[h.valueLength];
+        if (h.length() <= e.bytes.capacity()) {
+            e.bytes.get(at, v);
+            return v;
         }
-        Entries.checkCrc(b, h, handle, this::corrupt);
-        return b;
+        ByteBuffer b = ByteBuffer.wrap(v);
+        heap.readAt(e.handle, at, b);
+        b.clear();
+        Entries.checkValue(b, 0, h, e.handle, this::corrupt);
+        return v;
     }
 
-    /** The key of an entry, read without its value (and without a CRC check when it is large). */
-    byte[] keyOnly(long handle, ByteBuffer prefix, Entries.Head h) {
-        if (Entries.KEY_OFFSET + h.keyLength <= prefix.capacity()) {
-            if (h.length() <= prefix.capacity()) {
-                Entries.checkCrc(prefix, h, handle, this::corrupt);
-            }
-            return Entries.key(prefix, h);
-        }
-        ByteBuffer k = ByteBuffer.allocate(h.keyLength);
-        heap.readAt(handle, Entries.KEY_OFFSET, k);
-        return k.array();
+    StoredEntry decode(Loaded e, boolean withValue) {
+        Entries.Head h = e.h;
+        return new StoredEntry(e.handle, h.next, h.hash, h.version, h.expiry, e.key(), withValue ? value(e) : null);
     }
 
-    StoredEntry decode(long handle, ByteBuffer prefix, Entries.Head h, boolean withValue) {
-        if (withValue) {
-            ByteBuffer w = whole(handle, prefix, h);
-            return new StoredEntry(handle, h.next, h.hash, h.version, h.expiry, Entries.key(w, h), Entries.value(w, h));
+    /**
+     * Checks that an entry reached from bucket {@code bucket} of {@code a} hashes there: a link
+     * that checks but leads into another chain is damage, never a shorter answer.
+     */
+    void checkBucket(Loaded e, BucketArray a, long bucket) {
+        if ((e.h.hash & a.mask()) != bucket) {
+            throw corrupt(e.handle, "an entry hashing to bucket " + bucket + " of " + a.bucketCount,
+                    "hash 0x" + Long.toHexString(e.h.hash) + ", bucket " + (e.h.hash & a.mask()));
         }
-        return new StoredEntry(handle, h.next, h.hash, h.version, h.expiry, keyOnly(handle, prefix, h), null);
     }
 
     /** Where a key is, or would be inserted, in a chain. */
@@ -247,6 +303,8 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         long first;
         /** Entry before {@link #entry}, 0 when it is the first. */
         long pred;
+        /** Salt of the link that names {@link #entry} (or would name a new first entry): the predecessor's head CRC, or the bucket. */
+        long predSalt;
         StoredEntry entry;
     }
 
@@ -257,28 +315,28 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         f.bucket = hash & f.array.mask();
         f.first = slot(f.array, f.bucket);
         long pred = 0;
+        long predSalt = f.bucket;
         long cur = f.first;
         long steps = 0;
         long limit = count.get() + 1024;
         while (cur != 0) {
-            ByteBuffer p = prefix(cur);
-            Entries.Head h = head(p, cur);
-            if (h.hash == hash && h.keyLength == key.length) {
-                boolean inPrefix = Entries.KEY_OFFSET + h.keyLength <= p.capacity();
-                ByteBuffer kb = inPrefix ? p : whole(cur, p, h);
-                if (Entries.keyEquals(kb, h, key)) {
-                    f.pred = pred;
-                    f.entry = decode(cur, kb == p ? p : kb, h, withValue);
-                    return f;
-                }
+            Loaded e = load(cur);
+            checkBucket(e, f.array, f.bucket);
+            if (e.h.hash == hash && e.keyEquals(key)) {
+                f.pred = pred;
+                f.predSalt = predSalt;
+                f.entry = decode(e, withValue);
+                return f;
             }
             pred = cur;
-            cur = h.next;
+            predSalt = e.salt();
+            cur = e.h.next;
             if (++steps > limit) {
                 throw corrupt(f.first, "a chain of at most " + limit + " entries in bucket " + f.bucket,
                         "a longer one, or a cycle");
             }
         }
+        f.predSalt = f.bucket; // absent: a new entry goes first, named by the slot
         return f;
     }
 
@@ -368,11 +426,11 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      * Sets a link, a bucket slot or the predecessor's {@code next}, to be written by the next
      * flush; the caller holds the writer lock and the view write lock of stripe {@code st}.
      */
-    void link(int st, BucketArray array, long bucket, long pred, long target) {
+    void link(int st, BucketArray array, long bucket, long pred, long salt, long target) {
         if (pred == 0) {
-            gate.setLink(array.segment(bucket), array.offsetIn(bucket), target, views[st], false);
+            gate.setLink(array.segment(bucket), array.offsetIn(bucket), target, bucket, views[st], false);
         } else {
-            gate.setLink(pred, Entries.NEXT_OFFSET, target, views[st], true);
+            gate.setLink(pred, Entries.NEXT_OFFSET, target, salt, views[st], true);
         }
     }
 
@@ -389,6 +447,12 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         long hash = Hashing.hash(key);
         int st = stripe(hash);
         boolean inserted = false;
+        if (writers[st].isHeldByCurrentThread()) {
+            // A mutation (a compute function) writing the table it runs in: its own key's write
+            // would run inside the first and leave the first working on a chain changed under it.
+            throw new IllegalStateException("recursive update of table '" + name + "': a function given to compute,"
+                    + " merge or a batch must not write the map it runs on");
+        }
         writers[st].lock();
         try {
             ensureOpen();
@@ -423,12 +487,13 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         long version = cur != null && !expired ? cur.version + 1 : 1;
         long next = cur != null ? cur.next : f.first;
         long pred = cur != null ? f.pred : 0;
+        long salt = cur != null ? f.predSalt : f.bucket;
         long h = heap.allocate(Entries.encode(next, tableId, hash, version, c.expiry, key, c.value));
         gate.entriesWritten(1);
         Lock w = views[st].writeLock();
         w.lock();
         try {
-            link(st, f.array, f.bucket, pred, h);
+            link(st, f.array, f.bucket, pred, salt, h);
             if (cur == null) {
                 count.incrementAndGet();
             }
@@ -469,7 +534,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         Lock w = views[st].writeLock();
         w.lock();
         try {
-            link(st, f.array, f.bucket, f.pred, f.entry.next);
+            link(st, f.array, f.bucket, f.pred, f.predSalt, f.entry.next);
             count.decrementAndGet();
         } finally {
             w.unlock();
@@ -556,7 +621,8 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                 Lock w = views[st].writeLock();
                 w.lock();
                 try {
-                    link(st, f.array, f.bucket, f.entry != null ? f.pred : 0, handles[i]);
+                    link(st, f.array, f.bucket, f.entry != null ? f.pred : 0, f.entry != null ? f.predSalt : f.bucket,
+                            handles[i]);
                     if (f.entry == null) {
                         count.incrementAndGet();
                     }
@@ -607,8 +673,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             forEachChainHead(old, first -> {
                 long cur = first;
                 while (cur != 0) {
-                    ByteBuffer p = prefix(cur);
-                    long next = head(p, cur).next;
+                    long next = load(cur).h.next;
                     gate.cache.drop(cur);
                     heap.free(cur);
                     cur = next;
@@ -709,7 +774,11 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /** Waits for running operations, records the count, and refuses further use (the caller syncs). */
+    /**
+     * Waits for running operations, records the count, and refuses further use (the caller syncs).
+     * Then waits for a doubling in flight to stop, as it does at its next step once it sees the
+     * table closed: one that had just allocated its new array frees it while the heap is open.
+     */
     void close() {
         lockAllWriters();
         try {
@@ -722,6 +791,8 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         } finally {
             unlockAllWriters();
         }
+        doubling.lock();
+        doubling.unlock();
     }
 
     boolean isClosed() {
@@ -756,8 +827,8 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      * Rewrites an entry's {@code next} in place, and in the cache, at once: for doubling and
      * recovery, when no link waits.
      */
-    void writeNext(long entry, long next) {
-        gate.writeNow(entry, Entries.NEXT_OFFSET, next, true);
+    void writeNext(long entry, int salt, long next) {
+        gate.writeNow(entry, Entries.NEXT_OFFSET, next, salt, true);
     }
 
     /** Header handle, for the catalog and the verifier. */

@@ -52,8 +52,11 @@ final class SyncGate {
     private final Heap heap;
     final EntryCache cache;
 
-    /** A link write waiting for its flush: {@code target} to be written at {@code offset} of {@code block}. */
-    record Link(long block, long offset, long target, ReentrantReadWriteLock view, boolean isNext) {}
+    /**
+     * A link write waiting for its flush: {@code target} to be written at {@code offset} of
+     * {@code block}, with its check salted by {@code salt} (see {@link Links}).
+     */
+    record Link(long block, long offset, long target, long salt, ReentrantReadWriteLock view, boolean isNext) {}
 
     /** Links set since the last flush began, by device address. */
     private volatile Map<Long, Link> pending = new ConcurrentHashMap<>();
@@ -89,8 +92,9 @@ final class SyncGate {
      * Records that the link at {@code offset} of {@code block} now names {@code target}; the
      * caller holds {@code view}'s write lock, and has written {@code target} whole before.
      */
-    synchronized void setLink(long block, long offset, long target, ReentrantReadWriteLock view, boolean isNext) {
-        if (pending.put(key(block, offset), new Link(block, offset, target, view, isNext)) == null) {
+    synchronized void setLink(long block, long offset, long target, long salt, ReentrantReadWriteLock view,
+            boolean isNext) {
+        if (pending.put(key(block, offset), new Link(block, offset, target, salt, view, isNext)) == null) {
             queued++;
         }
     }
@@ -275,18 +279,19 @@ final class SyncGate {
             Lock w = l.view.writeLock();
             w.lock();
             try {
-                writeNow(l.block, l.offset, l.target, l.isNext);
+                writeNow(l.block, l.offset, l.target, l.salt, l.isNext);
             } finally {
                 w.unlock();
             }
         }
     }
 
-    /** Writes a link to the disk at once, and an entry's {@code next} to the cache too: one aligned 8-byte write. */
-    void writeNow(long block, long offset, long target, boolean isNext) {
-        heap.writeAt(block, offset, ByteBuffer.allocate(8).putLong(0, target));
+    /** Writes a link to the disk at once, and an entry's {@code next} to the cache too: one aligned 12-byte write. */
+    void writeNow(long block, long offset, long target, long salt, boolean isNext) {
+        ByteBuffer b = Links.encode(target, salt);
+        heap.writeAt(block, offset, b);
         if (isNext) {
-            cache.next(block, target);
+            cache.next(block, target, b.getInt(8));
         }
     }
 

@@ -7,6 +7,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.htod.core.CorruptStoreException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.alloc.Heap;
 import org.htod.core.storage.Storage;
@@ -30,6 +31,8 @@ public final class TableStore implements AutoCloseable {
     private final HashtableOnDisk catalog;
     private final Map<String, HashtableOnDisk> tables = new ConcurrentHashMap<>();
     private final TableRecovery.Report recovery;
+    /** Whether the store was closed cleanly before this opening: no header write can have been torn. */
+    private final boolean clean;
     private volatile boolean closed;
 
     private TableStore(Storage storage, TableOptions options) {
@@ -40,17 +43,26 @@ public final class TableStore implements AutoCloseable {
         boolean clean = storage.recoveryReport().wasClean();
         long root = storage.rootCatalog();
         if (root == 0) {
-            if (!clean) {
-                // Created, then crashed before the catalog was recorded: nothing here is reachable.
-                TableRecovery.freeEverything(heap);
-            }
-            root = HashtableOnDisk.create(heap, options.loadPermille());
+            // A store whose creation ends here: the storage formatted its heap afresh (a creation
+            // cut short left nothing else in it), and the catalog recorded last completes it.
+            root = HashtableOnDisk.create(heap, options.loadPermille()).header();
             gate.sync();
             storage.setRootCatalog(root);
         }
         // Catalog changes are rare and each is a map coming or going: always synced.
-        this.catalog = HashtableOnDisk.open(heap, gate, root, CATALOG_NAME, options.withSyncEachWrite(true));
-        this.recovery = clean ? null : TableRecovery.run(this);
+        this.clean = clean;
+        this.catalog = HashtableOnDisk.open(heap, gate, root, CATALOG_NAME, options.withSyncEachWrite(true), clean);
+        if (clean) {
+            // Every map's header and bucket directory read and checked before the open writes
+            // anything: damage is reported by the open, with the store as it was.
+            for (CatalogEntry e : catalogEntries()) {
+                tableAt(e.name(), e.value(), e.entry());
+            }
+            storage.begin();
+            this.recovery = null;
+        } else {
+            this.recovery = TableRecovery.run(this); // begins the storage once its walks succeed
+        }
     }
 
     /** Opens the tables of {@code storage}, creating the catalog if it has none. */
@@ -69,28 +81,57 @@ public final class TableStore implements AutoCloseable {
         if (t != null) {
             return t;
         }
-        StoredEntry e = catalog.get(nameKey(name));
+        byte[] key = nameKey(name);
+        if (key.length > Entries.MAX_KEY) {
+            throw new IllegalArgumentException("a map name takes at most " + Entries.MAX_KEY + " bytes in UTF-8, found "
+                    + key.length);
+        }
+        StoredEntry e = catalog.get(key);
         long header;
         if (e != null) {
-            header = ByteBuffer.wrap(e.value()).getLong();
+            header = headerOf(e.value(), name, e.handle, heap);
         } else if (create) {
-            header = HashtableOnDisk.create(heap, options.loadPermille());
+            HashtableOnDisk.Created c = HashtableOnDisk.create(heap, options.loadPermille());
+            header = c.header();
             gate.sync();
-            long h = header;
-            catalog.update(nameKey(name), cur -> Change.put(ByteBuffer.allocate(8).putLong(0, h).array(), 0));
+            byte[] value = ByteBuffer.allocate(CATALOG_VALUE).putLong(0, c.header()).putLong(8, c.tableId()).array();
+            catalog.update(key, cur -> Change.put(value, 0));
         } else {
             return null;
         }
-        t = HashtableOnDisk.open(heap, gate, header, name, options);
+        t = HashtableOnDisk.open(heap, gate, header, name, options, clean);
+        checkTableId(t, e == null ? null : e.value());
         tables.put(name, t);
         return t;
     }
 
-    /** Opens a table for recovery and verification, from its catalog entry. */
-    synchronized HashtableOnDisk tableAt(String name, long header) {
+    /** Bytes of a catalog value: the handle of the table's header and the table's id. */
+    static final int CATALOG_VALUE = 16;
+
+    /** The header handle in a catalog value, checked for its length. */
+    static long headerOf(byte[] value, String name, long entry, Heap heap) {
+        if (value.length != CATALOG_VALUE) {
+            throw new CorruptStoreException("catalog entry of map '" + name + "' at offset " + heap.address(entry) + " of "
+                    + heap.device().name() + ": expected a value of " + CATALOG_VALUE + " bytes, found " + value.length,
+                    heap.address(entry));
+        }
+        return ByteBuffer.wrap(value).getLong(0);
+    }
+
+    /** A table opened from a catalog value must carry the id the value names. */
+    private void checkTableId(HashtableOnDisk t, byte[] value) {
+        if (value != null && ByteBuffer.wrap(value).getLong(8) != t.tableId) {
+            throw t.corrupt(t.header, "the header of table id 0x" + Long.toHexString(ByteBuffer.wrap(value).getLong(8))
+                    + " named by the catalog", "table id 0x" + Long.toHexString(t.tableId));
+        }
+    }
+
+    /** Opens a table for recovery and verification, from its catalog value. */
+    synchronized HashtableOnDisk tableAt(String name, byte[] value, long entry) {
         HashtableOnDisk t = tables.get(name);
         if (t == null) {
-            t = HashtableOnDisk.open(heap, gate, header, name, options);
+            t = HashtableOnDisk.open(heap, gate, headerOf(value, name, entry, heap), name, options, clean);
+            checkTableId(t, value);
             tables.put(name, t);
         }
         return t;
@@ -106,12 +147,15 @@ public final class TableStore implements AutoCloseable {
         return out;
     }
 
-    /** Every table with its header handle, read from the catalog. */
-    Map<String, Long> catalogEntries() {
-        Map<String, Long> out = new java.util.LinkedHashMap<>();
+    /** A map as the catalog lists it: its name, the catalog value, and the catalog entry's block. */
+    record CatalogEntry(String name, byte[] value, long entry) {}
+
+    /** Every table, read from the catalog. */
+    List<CatalogEntry> catalogEntries() {
+        List<CatalogEntry> out = new ArrayList<>();
         for (Iterator<StoredEntry> it = catalog.iterator(true); it.hasNext();) {
             StoredEntry e = it.next();
-            out.put(new String(e.key(), StandardCharsets.UTF_8), ByteBuffer.wrap(e.value()).getLong());
+            out.add(new CatalogEntry(new String(e.key(), StandardCharsets.UTF_8), e.value(), e.handle));
         }
         return out;
     }

@@ -75,6 +75,16 @@ public final class Heap implements AutoCloseable {
     boolean headsDirty;
     int tailAllocsSinceCheckpoint;
 
+    /** A write recovery owes the disk, made by {@link #finishOpen()}. */
+    record Repair(long pos, ByteBuffer bytes) {}
+
+    /** Headers recovery rebuilt, to be written by {@link #finishOpen()}. */
+    final java.util.List<Repair> pendingRepairs = new java.util.ArrayList<>();
+    /** Whether recovery left writes for {@link #finishOpen()}: until then the heap reads but does not change. */
+    volatile boolean recoveryWritesPending;
+    /** PL/PFL after a scan: every block goes back on its disk list when the open finishes. */
+    boolean relinkAllOnFinish;
+
     /** While OBA runs: predecessor link writes, kept to be issued in address order with the batch. */
     java.util.List<long[]> deferredLinkWrites;
 
@@ -127,9 +137,49 @@ public final class Heap implements AutoCloseable {
      * method's own recovery runs. {@link #recoveryReport()} says which and what it found.
      */
     public static Heap open(BlockDevice dev, HeapOptions opt, SnapshotRef snapshot) {
+        Heap h = prepare(dev, opt, snapshot);
+        h.finishOpen();
+        return h;
+    }
+
+    /**
+     * {@link #open}, but the writes recovery owes wait for {@link #finishOpen()}: until then the
+     * heap serves reads only and nothing has been written.
+     */
+    public static Heap prepare(BlockDevice dev, HeapOptions opt, SnapshotRef snapshot) {
         Heap h = new Heap(dev, opt);
         HeapRecovery.run(h, snapshot);
         return h;
+    }
+
+    /**
+     * Makes the writes the open owes: after a crash, the headers recovery rebuilt, the PL/PFL
+     * disk lists relinked, a checkpoint, and a sync. Until this runs, the heap serves reads and
+     * refuses changes, so that the layers above can check their own structures before anything
+     * is written, and an open that fails changes nothing on disk. Idempotent.
+     */
+    public void finishOpen() {
+        lock.lock();
+        try {
+            if (!recoveryWritesPending) {
+                return;
+            }
+            for (Repair r : pendingRepairs) {
+                dev.write(r.pos(), r.bytes());
+            }
+            if (method != StorageMethod.TS) {
+                Coalescer.relink(this, relinkAllOnFinish);
+            }
+            writeCheckpoint();
+            dev.sync();
+            durableCheckpointStamp = writtenCheckpointStamp;
+            pendingRepairs.clear();
+            recoveryWritesPending = false;
+        } catch (org.htod.core.HtodException e) {
+            throw failed(e);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -186,7 +236,7 @@ public final class Heap implements AutoCloseable {
         long size = blockSizeFor(payload.remaining());
         lock.lock();
         try {
-            ensureOpen();
+            ensureWritable();
             Placement p;
             try {
                 p = placeMakingRoom(size);
@@ -248,7 +298,7 @@ public final class Heap implements AutoCloseable {
     public long[] allocateBatch(List<ByteBuffer> payloads) {
         lock.lock();
         try {
-            ensureOpen();
+            ensureWritable();
             maybeCoalesceForFragmentation();
             long[] handles = BatchAllocator.allocate(this, payloads);
             keepStampsNearCheckpoint();
@@ -519,7 +569,7 @@ public final class Heap implements AutoCloseable {
         long size = blockSize(handle);
         lock.lock();
         try {
-            ensureOpen();
+            ensureWritable();
             checkHandle(handle);
             FreeBlock b;
             if (method == StorageMethod.PFL) {
@@ -591,7 +641,7 @@ public final class Heap implements AutoCloseable {
 
     /** Rewrites a block's payload in place if it fits: one write. Returns false, writing nothing, if not. */
     public boolean rewrite(long handle, ByteBuffer payload) {
-        ensureOpen();
+        ensureWritable();
         int len = payload.remaining();
         if (BlockHeader.SIZE + (long) len > blockSize(handle)) {
             return false;
@@ -607,7 +657,7 @@ public final class Heap implements AutoCloseable {
 
     /** Writes {@code src} into a block's payload at {@code offset}, within its current length. */
     public void writeAt(long handle, long offset, ByteBuffer src) {
-        ensureOpen();
+        ensureWritable();
         if (offset < 0 || BlockHeader.SIZE + offset + src.remaining() > blockSize(handle)) {
             throw new IllegalArgumentException("write of " + src.remaining() + " bytes at payload offset " + offset
                     + " overruns the block of " + blockSize(handle) + " bytes at " + address(handle));
@@ -644,7 +694,7 @@ public final class Heap implements AutoCloseable {
     public void sync() {
         lock.lock();
         try {
-            ensureOpen();
+            ensureWritable();
             long checkpointed = writtenCheckpointStamp;
             dev.sync();
             markDurable();
@@ -717,7 +767,7 @@ public final class Heap implements AutoCloseable {
     public void coalesce() {
         lock.lock();
         try {
-            ensureOpen();
+            ensureWritable();
             Coalescer.coalesce(this);
             freeAfterCoalesce = lists.freeBytes();
         } catch (org.htod.core.HtodException e) {
@@ -787,7 +837,7 @@ public final class Heap implements AutoCloseable {
     public SnapshotRef shutdown() {
         lock.lock();
         try {
-            if (closed) {
+            if (closed || recoveryWritesPending) {
                 return null;
             }
             SnapshotRef ref = Snapshot.write(this);
@@ -810,6 +860,14 @@ public final class Heap implements AutoCloseable {
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** {@link #ensureOpen()}, and no write recovery still owes: a change now would go before them. */
+    void ensureWritable() {
+        ensureOpen();
+        if (recoveryWritesPending) {
+            throw new IllegalStateException("the heap of " + dev.name() + " is open for reading only until finishOpen()");
         }
     }
 
