@@ -176,7 +176,8 @@ class FullDiskTest {
             return false;
         }
         if (thrown != null) {
-            assertInstanceOf(StoreFullException.class, thrown, where + ": the error of a full disk");
+            HtodException e = thrown;
+            assertInstanceOf(StoreFullException.class, e, () -> where + ": the error of a full disk, found " + e);
         } else {
             effect(op).forEach((k, v) -> apply(model, k, v)); // it returned: acknowledged
         }

@@ -177,7 +177,7 @@ class CrashDeviceTest {
     void aForcedTearKeepsEachTearUnitWholeOrNotAtAll() {
         for (int unit : new int[] {512, 16}) {
             boolean sawTorn = false;
-            for (long seed = 0; seed < 200; seed++) {
+            for (long seed = 0; seed < 100; seed++) {
                 MemoryDevice disk = new MemoryDevice(1 << 20, 512);
                 CrashDevice dev = new CrashDevice(disk, unit);
                 dev.write(8, filled(8 * 512, 7)); // not aligned: the first and last units are partial
