@@ -4,7 +4,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
+import org.htod.core.CorruptStoreException;
 import org.htod.core.NotAStoreException;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.device.BlockDevice;
@@ -50,6 +52,22 @@ public final class Htod {
             }
             return FileDevice.open(path);
         });
+    }
+
+    /**
+     * Verifies the store in the file {@code path}: opens it (never creating one), runs {@link
+     * HtodStore#verify()} and closes it. A store that was not closed cleanly is recovered first,
+     * as by any open; damage that stops it from opening is reported as a problem, not thrown.
+     *
+     * @throws NotAStoreException if {@code path} holds no store
+     * @throws org.htod.core.StoreLockedException if a store has the file open
+     */
+    public static VerifyReport verify(Path path) {
+        try (HtodStore store = builder(path).createIfMissing(false).open()) {
+            return store.verify();
+        } catch (CorruptStoreException e) {
+            return new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));
+        }
     }
 
     /**

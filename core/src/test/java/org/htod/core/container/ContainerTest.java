@@ -16,6 +16,7 @@ import org.htod.core.HtodIOException;
 import org.htod.core.IncompatibleFormatException;
 import org.htod.core.NotAStoreException;
 import org.htod.core.StoreClosedException;
+import org.htod.core.device.FaultyDevice;
 import org.htod.core.device.MemoryDevice;
 import org.junit.jupiter.api.Test;
 
@@ -317,10 +318,10 @@ class ContainerTest {
 
     @Test
     void aFailedWriteStopsFurtherUpdates() {
-        TestCrashDevice dev = new TestCrashDevice(Long.MAX_VALUE, 512);
+        FaultyDevice dev = new FaultyDevice(new MemoryDevice());
         Container c = Container.create(dev, SMALL_LOG);
         Superblock before = c.superblock();
-        dev.failAtWrite(1);
+        dev.failWrite(1, FaultyDevice.Fault.IO_ERROR, false);
         HtodIOException io = assertThrows(HtodIOException.class, () -> c.update(s -> s.withCheckpointStamp(1)));
         assertSame(before, c.superblock(), "a failed update does not become current");
         HtodException again = assertThrows(HtodException.class, () -> c.update(s -> s.withCheckpointStamp(2)));
