@@ -53,6 +53,11 @@ final class StoreCheck {
             v.other("open", t);
             return v;
         }
+        return read(s, truth, v);
+    }
+
+    /** Asks the open store {@code s} everything {@code truth} knows, then closes it. */
+    static Verdict read(HtodStore s, Model truth, Verdict v) {
         try {
             step(v, "mapNames", () -> names(s.mapNames(), truth, v));
             for (Model.MapModel<?, ?> m : truth.maps) {
