@@ -101,6 +101,16 @@ class IntegrityRegressionTest {
         assertRightOrTyped(flip(image, lengths.start() + 3, 0x0F), img, "key length damaged in " + lengths);
     }
 
+    /** Holds today, through the entry CRC: a value is never returned other than it was written. */
+    @Test
+    void flippedValueIsAnErrorNotAnotherValue() {
+        Images.Image img = image(Images.Kind.CLEAN);
+        for (String map : new String[] {"pages", "blobs", "counts"}) {
+            ImageMap.Region value = region(img, "entry.value", map);
+            assertRightOrTyped(flip(img.bytes(), value.end() - 1, 0x04), img, "a value byte flipped in " + value);
+        }
+    }
+
     @Test
     void mechanism2DamagedHashIsAnErrorNotASkippedEntry() {
         Images.Image img = image(Images.Kind.CLEAN);
