@@ -103,13 +103,15 @@ class HeapCrashTest {
         for (int round = 1; round <= rounds; round++) {
             int limit = new int[] {800, 8000, 25_000}[r.nextInt(3)];
             dev.armCrashAfterWrites(1 + r.nextInt(limit));
+            CrashDevice.CrashReport report;
             try {
                 work(h, m, r, syncRate, nextId, reached);
-                dev.crash(seed + round); // no cut in time: power lost after the last operation
+                report = dev.crash(seed + round); // no cut in time: power lost after the last operation
             } catch (SimulatedCrashException expected) {
-                dev.crash(seed + round);
+                report = dev.crash(seed + round);
             }
-            String context = "after power loss " + round + " of seed 0x" + Long.toHexString(seed);
+            String context = "after power loss " + round + " of " + rounds + " (" + report + "), seed 0x"
+                    + Long.toHexString(seed);
             dev = new CrashDevice(platter);
             h = Heap.open(dev, opt, null);
             m.checkAndAdopt(h, method, context);
