@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Damaged copies of real stores, read whole: every answer must be the truth or a typed error.
  *
- * <p>The images ({@link FuzzImages}) are stores of about 400 entries in four maps, of each storage
+ * <p>The images ({@link FuzzImages}) are stores of about 400 entries in five maps, of each storage
  * method, closed cleanly, synced and left open, or cut by a power loss. Each case takes one image
  * (case number modulo the images), damages a copy as its seed says ({@link Damage}: bytes
  * flipped, a sector zeroed, a truncation, garbage appended; mostly aimed at a structure found by

@@ -15,12 +15,13 @@ import org.htod.HtodMap;
 import org.htod.HtodStore;
 
 /**
- * The writes that make a fuzz store, mirrored in a {@link Tracker}: four maps of about 400 entries
+ * The writes that make a fuzz store, mirrored in a {@link Tracker}: five maps of about 400 entries
  * together, with what damage should meet. {@code pages} (text) doubles three times and has keys
  * from 2 bytes to 1.5 KB; {@code blobs} holds values of 5 to 20 KiB, three of them under keys of
  * more than 4 KiB (entries larger than the first read of a chain, so keys are read apart from
  * values); {@code counts} has 8-byte keys and 4-byte values (codecs that reject other lengths),
- * half with a time to live; {@code empty} was filled and cleared. Replacements, removals, a batch
+ * half with a time to live; {@code longs} has 8-byte keys under values over 4 KiB (keys read apart
+ * from values, by a codec that rejects other lengths); {@code empty} was filled and cleared. Replacements, removals, a batch
  * and compute leave versions above 1, free blocks and reused ones behind.
  */
 final class Workload {
@@ -29,6 +30,7 @@ final class Workload {
     final Model.MapModel<byte[], byte[]> blobs = tracker.add(new Model.MapModel<>("blobs", Codec.bytes(), Codec.bytes()));
     final Model.MapModel<Long, Integer> counts = tracker.add(new Model.MapModel<>("counts", Codec.longs(), Codec.ints()));
     final Model.MapModel<String, String> empty = tracker.add(new Model.MapModel<>("empty", Codec.string(), Codec.string()));
+    final Model.MapModel<Long, byte[]> longs = tracker.add(new Model.MapModel<>("longs", Codec.longs(), Codec.bytes()));
     /** Every key ever written, per map: those absent at the end are probes. */
     private final Map<String, Set<ByteBuffer>> ever = new HashMap<>();
     private final SplittableRandom r;
@@ -37,6 +39,7 @@ final class Workload {
     private HtodMap<String, String> pm;
     private HtodMap<byte[], byte[]> bm;
     private HtodMap<Long, Integer> cm;
+    private HtodMap<Long, byte[]> lm;
 
     Workload(long seed) {
         this.r = new SplittableRandom(seed);
@@ -46,6 +49,7 @@ final class Workload {
         pm = s.map(pages.name, pages.keys, pages.values);
         bm = s.map(blobs.name, blobs.keys, blobs.values);
         cm = s.map(counts.name, counts.keys, counts.values);
+        lm = s.map(longs.name, longs.keys, longs.values);
     }
 
     /** The first state of every fuzz store; the caller syncs after it. */
@@ -74,6 +78,14 @@ final class Workload {
         }
         for (long i = 0; i < 100; i++) {
             putCount(0x434E_5400_0000_0000L + i * 7919, r.nextInt(), i % 2 == 0);
+        }
+        for (long i = 0; i < 16; i++) {
+            long k = 0x4C4F_4E47_0000_0000L + i * 31;
+            byte[] v = new byte[4500 + r.nextInt(4000)];
+            r.nextBytes(v);
+            note(longs, longs.keyBytes(k));
+            tracker.put(longs, longs.keyBytes(k), Model.wrap(v));
+            lm.put(k, v);
         }
         for (int i = 0; i < 80; i++) {
             step();
