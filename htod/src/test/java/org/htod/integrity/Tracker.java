@@ -1,8 +1,10 @@
 package org.htod.integrity;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -49,6 +51,10 @@ final class Tracker {
         });
     }
 
+    private static String show(Object state) {
+        return state instanceof ByteBuffer ? Model.show((ByteBuffer) state) : String.valueOf(state);
+    }
+
     /** Everything so far is durable: a crash from now on leaves at least this state. */
     void durable() {
         possible.clear();
@@ -75,10 +81,13 @@ final class Tracker {
                 if (allowed == null) {
                     Object intended = m.entries.containsKey(k) ? m.entries.get(k) : ABSENT;
                     if (!Objects.equals(state, intended)) {
-                        return "map " + m.name + " key " + Model.show(k) + ": found " + state + ", intended " + intended;
+                        return "map " + m.name + " key " + Model.show(k) + ": found " + show(state) + ", intended "
+                                + show(intended);
                     }
                 } else if (!allowed.contains(state)) {
-                    return "map " + m.name + " key " + Model.show(k) + ": found " + state + ", allowed " + allowed;
+                    List<String> a = new ArrayList<>();
+                    allowed.forEach(x -> a.add(show(x)));
+                    return "map " + m.name + " key " + Model.show(k) + ": found " + show(state) + ", allowed " + a;
                 }
             }
         }
