@@ -126,11 +126,14 @@ class IntegrityEdgeCasesTest {
             for (int i = 0; i < 48; i++) { // 64 buckets at load 0.75: the 49th entry doubles
                 m.put("k" + i, "v");
             }
+            java.util.concurrent.atomic.AtomicReference<Throwable> untyped = new java.util.concurrent.atomic.AtomicReference<>();
             Thread putter = new Thread(() -> {
                 try {
                     m.put("k48", "v");
                 } catch (HtodException closedUnderIt) {
                     // the store closed in the middle of the put: a typed error is its answer
+                } catch (Throwable t) {
+                    untyped.set(t);
                 }
             });
             putter.start();
@@ -143,6 +146,7 @@ class IntegrityEdgeCasesTest {
                 // then the next open recovers, which frees what no map reaches
             }
             putter.join();
+            assertEquals(null, untyped.get(), "round " + round + ": the put failed with an error that is not typed");
             try (HtodStore again = Images.builder(dev.reopen()).open()) {
                 assertTrue(again.verify().ok(), "round " + round + ": " + again.verify());
             }
