@@ -22,7 +22,7 @@ final class Damage {
         {"entry.lengths", 4}, {"entry.tableId", 2}, {"entry.version", 2}, {"entry.next", 6},
         {"bucket.slot.used", 10}, {"bucket.slot.empty", 2}, {"table.header.current", 6}, {"table.header.older", 2},
         {"bucket.directory", 3}, {"catalog.", 7}, {"superblock.current", 5}, {"superblock.older", 2},
-        {"heap.checkpoint", 3}, {"block.header", 4}, {"snapshot", 2}, {"block.free", 1}, {"entry.dead", 1},
+        {"heap.checkpoint.record", 3}, {"block.header", 4}, {"snapshot", 2}, {"block.free", 1}, {"entry.dead", 1},
         {"past.tail", 1}, {"superblock.padding", 1},
     };
 
@@ -165,11 +165,12 @@ final class Damage {
      * superblock damage).
      */
     private static final String[] RANK = {
-        "superblock.current", "superblock.older", "heap.checkpoint", "catalog.header.current", "catalog.slot.used",
+        "superblock.current", "superblock.older", "heap.checkpoint.record", "catalog.header.current", "catalog.slot.used",
         "catalog.entry", "table.header.current", "bucket.directory", "bucket.slot.used", "entry.next", "entry.hash",
         "entry.expiry", "entry.key", "entry.lengths", "entry.tableId", "entry.version", "entry.value", "entry.crc",
         "block.header", "snapshot", "catalog.header.older", "table.header.older", "catalog.slot.empty",
-        "bucket.slot.empty", "entry.dead", "block.free", "superblock.padding", "unnamed", "past.tail", "past.end",
+        "bucket.slot.empty", "entry.dead", "block.free", "superblock.padding", "heap.checkpoint.padding", "unnamed",
+        "past.tail", "past.end",
         "garbage",
     };
 

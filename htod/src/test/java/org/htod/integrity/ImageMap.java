@@ -109,8 +109,12 @@ final class ImageMap {
             long snapshotLength = b.getLong(cur + 112);
             long catalog = b.getLong(cur + 120);
             add(8192, heapOffset, "log", "");
-            add(heapOffset, heapOffset + 4096, "heap.checkpoint", "copy A");
-            add(heapOffset + 4096, heapOffset + 8192, "heap.checkpoint", "copy B");
+            for (int copy = 0; copy < 2; copy++) {
+                long at = heapOffset + 4096L * copy;
+                long record = 36 + 8L * b.getInt((int) at + 32) + 4; // the rest of the copy is padding no CRC covers
+                add(at, at + record, "heap.checkpoint.record", copy == 0 ? "copy A" : "copy B");
+                add(at + record, at + 4096, "heap.checkpoint.padding", copy == 0 ? "copy A" : "copy B");
+            }
             long tail = walkBlocks((heapOffset + 8192 + grain - 1) / grain * grain);
             if (snapshot != 0) {
                 add(snapshot, snapshot + snapshotLength, "snapshot", "");
