@@ -6,7 +6,7 @@
 // The qualified exports name modules built after this one, which javac reports as not found.
 @SuppressWarnings("module")
 module org.htod.core {
-    requires jdk.unsupported; // com.sun.nio.file.ExtendedOpenOption.DIRECT, a JDK module
+    requires jdk.unsupported; // com.sun.nio.file.ExtendedOpenOption.DIRECT, looked up by RawDevice at run time
 
     exports org.htod.core;
     exports org.htod.core.device;

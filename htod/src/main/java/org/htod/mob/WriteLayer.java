@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongSupplier;
+import org.htod.core.CorruptStoreException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.alloc.Heap;
@@ -78,6 +79,8 @@ public final class WriteLayer {
     private volatile boolean checkpointWanted;
     private volatile long syncWanted;
     private volatile HtodException flusherFailure;
+    /** Why the flusher stopped for good, or null while it runs. */
+    private volatile HtodException stopped;
     private long lastAsyncSync;
 
     /** Counters the store's statistics read. */
@@ -167,12 +170,13 @@ public final class WriteLayer {
         Object decidedOn = null;
         Change decided = null;
         while (true) {
+            ensureWritable();
             healIfNeeded();
             mob.awaitRoom(expected);
             appendGuard.readLock().lock();
             stripe.lock();
             try {
-                ensureOpen();
+                ensureWritable();
                 Mob.Pending p = mob.get(m.tableId, key);
                 Object state;
                 StoredEntry cur;
@@ -278,6 +282,7 @@ public final class WriteLayer {
             locks.put(System.identityHashCode(l), l);
         }
         while (true) {
+            ensureWritable();
             healIfNeeded();
             mob.awaitRoom(bytes);
             appendGuard.readLock().lock();
@@ -287,7 +292,7 @@ public final class WriteLayer {
                     l.lock();
                     held.add(l);
                 }
-                ensureOpen();
+                ensureWritable();
                 List<DataRecord.Op> logged = new ArrayList<>();
                 List<Integer> inTable = new ArrayList<>();
                 Map<BufferedMap, Map<ByteBuffer, Long>> versionsInBatch = new IdentityHashMap<>();
@@ -456,15 +461,24 @@ public final class WriteLayer {
                 flusherFailure = null;
             } catch (InterruptedException e) {
                 return;
+            } catch (StoreClosedException e) {
+                stop(e); // the device is gone (closed under the store, as when a process dies): nothing to retry
+                return;
+            } catch (CorruptStoreException e) {
+                // Damage in the tables or the heap: installing again would meet it again. Reads go
+                // on (what they meet is reported to them); writes are refused from now on.
+                stop(e);
+                return;
             } catch (HtodException e) {
                 flusherFailure = e;
                 stats.installFailures++;
-                if (closed) {
+                if (closed || (closing && ++closingFailures >= 3)) {
+                    stop(e); // a close does not wait for a device that keeps failing
                     return;
                 }
                 sleepQuietly(20); // a device error: try again shortly; writes keep going to the log and buffer
             } catch (RuntimeException | Error e) {
-                flusherFailure = new HtodException("the flusher of " + heap.device().name() + " stopped: " + e, e);
+                stop(new HtodException("the flusher of " + heap.device().name() + " stopped: " + e, e));
                 return;
             } finally {
                 synchronized (signal) {
@@ -472,6 +486,16 @@ public final class WriteLayer {
                 }
             }
         }
+    }
+
+    private int closingFailures;
+
+    /** The flusher stops for good: writers are told why instead of waiting for room. */
+    private void stop(HtodException why) {
+        flusherFailure = why;
+        stopped = why;
+        log.refuse(why);
+        mob.close();
     }
 
     private static void sleepQuietly(long ms) {
@@ -634,6 +658,16 @@ public final class WriteLayer {
     void ensureOpen() {
         if (closed || closing) {
             throw new StoreClosedException("the store on " + heap.device().name() + " is closed");
+        }
+    }
+
+    /** For writes: open, and the flusher not stopped on damage (a write could never be installed). */
+    private void ensureWritable() {
+        ensureOpen();
+        HtodException f = stopped;
+        if (f != null) {
+            throw new HtodException("the store on " + heap.device().name() + " takes no more changes: its flusher stopped ("
+                    + f.getMessage() + "); reads go on, and reopening recovers what the log holds", f);
         }
     }
 

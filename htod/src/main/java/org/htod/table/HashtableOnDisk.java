@@ -160,6 +160,28 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return new HashtableOnDisk(heap, gate, header, st, shape, name, options);
     }
 
+    /**
+     * Log mode: opens the table whose header block is {@code header} in the state {@code st} the
+     * last checkpoint and the log give. The header, written at checkpoints, may be older than that
+     * state: it is read for the table's identity only (a torn slot may be skipped).
+     */
+    static HashtableOnDisk openLogged(Heap heap, SyncGate gate, long header, String name, TableOptions options,
+            InstallRecord.TableState st) {
+        TableHeader.State h = TableHeader.read(heap, header, false);
+        if (h.tableId() != st.tableId()) {
+            long at = heap.address(header);
+            throw new CorruptStoreException("table '" + name + "' header at offset " + at + " of " + heap.device().name()
+                    + ": expected table id 0x" + Long.toHexString(st.tableId()) + " as the checkpoint and the log say, found"
+                    + " 0x" + Long.toHexString(h.tableId()), at);
+        }
+        TableHeader.State fromLog = new TableHeader.State(h.sequence(), h.tableId(), st.array(), st.count(),
+                st.loadPermille(), st.newArray(), st.moved(), st.moved());
+        HashtableOnDisk t = new HashtableOnDisk(heap, gate, header, fromLog, new Shape(BucketArray.load(heap, st.array())),
+                name, options);
+        t.restore(st);
+        return t;
+    }
+
     static int stripe(long hash) {
         return (int) (hash & (STRIPES - 1));
     }

@@ -57,10 +57,11 @@ public final class TableStore implements AutoCloseable {
             // recorded wait in the gate where every read sees them, and the header slots are only
             // read for the table's identity (a crash in a checkpoint may have torn one).
             gate.recovered(recoveredLinks);
-            this.catalog = HashtableOnDisk.open(heap, gate, root, CATALOG_NAME, options.withSyncEachWrite(true), false);
-            restore(catalog, restored);
+            this.catalog = openLogged(root, CATALOG_NAME, options.withSyncEachWrite(true), restored, null);
             for (CatalogEntry e : catalogEntries()) {
-                restore(tableAt(e.name(), e.value(), e.entry()), restored);
+                HashtableOnDisk t = openLogged(headerOf(e.value(), e.name(), e.entry(), heap), e.name(), options, restored,
+                        e.value());
+                tables.put(e.name(), t);
             }
             this.recovery = null;
             return;
@@ -79,17 +80,21 @@ public final class TableStore implements AutoCloseable {
         }
     }
 
-    private static void restore(HashtableOnDisk t, Map<Long, InstallRecord.TableState> restored) {
-        InstallRecord.TableState st = restored.get(t.tableId);
+    /** Log mode: a table in the state the checkpoint and the log give, checked against its header and catalog value. */
+    private HashtableOnDisk openLogged(long header, String name, TableOptions o,
+            Map<Long, InstallRecord.TableState> restored, byte[] catalogValue) {
+        long id = catalogValue != null ? ByteBuffer.wrap(catalogValue).getLong(8) : -1;
+        InstallRecord.TableState st = null;
+        for (InstallRecord.TableState s : restored.values()) {
+            if (s.header() == header && (id == -1 || s.tableId() == id)) {
+                st = s;
+            }
+        }
         if (st == null) {
-            throw new CorruptStoreException("table '" + t.name + "' (id 0x" + Long.toHexString(t.tableId) + ") is in the"
-                    + " catalog, but neither the last checkpoint nor the log after it holds its state", -1);
+            throw new CorruptStoreException("table '" + name + "' (header at offset " + heap.address(header) + ") is in "
+                    + "the catalog, but neither the last checkpoint nor the log after it holds its state", heap.address(header));
         }
-        if (st.header() != t.header) {
-            throw t.corrupt(t.header, "the header the checkpoint names for table id 0x" + Long.toHexString(t.tableId),
-                    "a header at handle 0x" + Long.toHexString(st.header()));
-        }
-        t.restore(st);
+        return HashtableOnDisk.openLogged(heap, gate, header, name, o, st);
     }
 
     /** Opens the tables of {@code storage} in direct mode, creating the catalog if it has none. */

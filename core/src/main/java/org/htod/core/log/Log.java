@@ -67,6 +67,7 @@ public final class Log {
     /** Bumped whenever records are dropped, so that an append can tell whether its record survived. */
     private long generation;
     private boolean closed;
+    private HtodException refused;
     private long groups;
     private long groupRecords;
     private long recordsInPending;
@@ -103,6 +104,11 @@ public final class Log {
      */
     public long flusherRecordBudget() {
         return regionSize / 32;
+    }
+
+    /** Bytes kept free for the flusher's records: ordinary appends wait rather than take them. */
+    long reserve() {
+        return reserve;
     }
 
     /** Largest payload one record may carry. */
@@ -398,6 +404,9 @@ public final class Log {
         if (closed) {
             throw new StoreClosedException("the log of " + dev.name() + " is closed");
         }
+        if (refused != null) {
+            throw new HtodException("the log of " + dev.name() + " takes no more records: " + refused.getMessage(), refused);
+        }
         if (failure != null) {
             throw new HtodException("the log of " + dev.name() + " refuses appends after a failed write or sync ("
                     + failure.getMessage() + ") until it heals", failure);
@@ -407,6 +416,16 @@ public final class Log {
     /** Refuses further appends and wakes every waiter; does not write. */
     public synchronized void close() {
         closed = true;
+        notifyAll();
+    }
+
+    /**
+     * Refuses every append from now on with {@code why}, and wakes every waiter: what the layer
+     * above says when it can no longer make room (its flusher stopped on damage), so that no
+     * writer waits for room that will never come. Records already appended stay.
+     */
+    public synchronized void refuse(HtodException why) {
+        refused = why;
         notifyAll();
     }
 

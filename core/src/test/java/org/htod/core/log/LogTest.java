@@ -251,7 +251,7 @@ class LogTest {
         MemoryDevice disk = new MemoryDevice();
         Log log = new Log(disk, REGION, REGION * 2, 0, 0, 1);
         long id = 0;
-        long usable = REGION * 2 - REGION * 2 / 8; // the rest is the flusher's reserve
+        long usable = REGION * 2 - log.reserve(); // the rest is the flusher's reserve
         int record = Records.length(500);
         while (usable - log.used() >= record) {
             log.append(DATA, payload(id++, 500));
