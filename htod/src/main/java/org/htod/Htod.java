@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import org.htod.core.CorruptStoreException;
+import org.htod.core.HtodException;
 import org.htod.core.NotAStoreException;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.device.BlockDevice;
@@ -273,6 +274,13 @@ public final class Htod {
                     storage = Storage.create(device, cfg);
                 } else {
                     storage = Storage.prepare(device);
+                    if (storage.superblock().log().active()) {
+                        // Its latest changes may live in the log only, and its heap is described by
+                        // the log's checkpoint, not by block headers: direct mode would lose the
+                        // first and misread the second. Refused before anything is written.
+                        throw new HtodException(where + " is a log-mode store (its log holds changes since its last"
+                                + " checkpoint): open it without directMode(true)");
+                    }
                 }
             } catch (RuntimeException e) {
                 device.close();

@@ -227,7 +227,16 @@ public final class HtodStore implements AutoCloseable {
             closed = true;
         }
         if (layer != null) {
-            layer.close();
+            try {
+                layer.close();
+            } catch (HtodException e) {
+                if (!layer.isClosed()) {
+                    synchronized (this) {
+                        closed = false; // the layer stays open: close may be called again
+                    }
+                }
+                throw e;
+            }
             return;
         }
         if (syncer != null) {

@@ -102,7 +102,13 @@ class FullDiskTest {
 
     private static void act(Op op, HtodStore store, HtodMap<String, String> m) {
         switch (op) {
-            case PUT_NEW, PUT_OVER, PUT_DOUBLING -> effect(op).forEach(m::put);
+            case PUT_NEW, PUT_OVER -> effect(op).forEach(m::put);
+            case PUT_DOUBLING -> {
+                effect(op).forEach(m::put);
+                if (store.logged()) {
+                    store.checkpoint(); // log mode doubles in the flusher: this waits for it
+                }
+            }
             case REPLACE -> effect(op).forEach(m::replace);
             case REMOVE -> effect(op).keySet().forEach(m::remove);
             case PUT_ALL -> m.putAll(effect(op));
@@ -223,6 +229,14 @@ class FullDiskTest {
     }
 
     private static void reopen(Op op, MemoryDevice mem, Map<String, String> model, String where) {
+        try {
+            reopenAndCheck(op, mem, model, where);
+        } catch (HtodException e) {
+            throw new AssertionError(where + ": after a reopen: " + e, e);
+        }
+    }
+
+    private static void reopenAndCheck(Op op, MemoryDevice mem, Map<String, String> model, String where) {
         try (HtodStore again = TestStores.small(mem.reopen()).open()) {
             assertTrue(again.recoveryReport().clean(), where + ": the store reopens clean: " + again.recoveryReport());
             checkReads(again.map("m", Codec.string(), Codec.string()), model, where + ": after a reopen");

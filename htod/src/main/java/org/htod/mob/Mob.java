@@ -236,6 +236,11 @@ final class Mob {
     void abandoned(Pending p) {
         p.taken = -1;
         p.firstAfterTaken = -1;
+        // The failed install may have linked the key in the table's memory before it failed (its
+        // links wait for the next commit): whether the table holds it is looked up again.
+        int before = p.delta();
+        p.inTable = UNKNOWN;
+        delta(p.tableId).add(p.delta() - before);
     }
 
     /** The position the log must be kept from: the oldest record not installed, or {@code otherwise}. */
@@ -247,13 +252,35 @@ final class Mob {
         }
     }
 
+    /** Why the flusher cannot empty the buffer now; a writer that needs room gets it instead of waiting. */
+    private volatile HtodException stalled;
+    /** Failures so far: a waiter gives up only on one met after it began to wait (see {@code Log.stall}). */
+    private long stalls;
+
+    /** See {@link #stalled}; null when the flusher works again. Wakes every waiter. */
+    synchronized void stall(HtodException why) {
+        stalled = why;
+        if (why != null) {
+            stalls++;
+        }
+        notifyAll();
+    }
+
     /** Waits until {@code n} more bytes fit, or the buffer is empty (one change larger than the buffer still goes in). */
     void awaitRoom(long n) {
         if (bytes.get() + n <= capacity) {
             return;
         }
         synchronized (this) {
+            long seen = stalls;
             while (!closed && bytes.get() > 0 && bytes.get() + n > capacity) {
+                HtodException why = stalled;
+                if (why != null && stalls != seen) {
+                    String msg = "the write buffer is full and the flusher cannot empty it now (" + why.getMessage()
+                            + "); nothing was written for this change, reads go on, and writes resume once it can";
+                    throw why instanceof org.htod.core.StoreFullException
+                            ? new org.htod.core.StoreFullException(msg, why) : new HtodException(msg, why);
+                }
                 try {
                     wait(100);
                 } catch (InterruptedException e) {

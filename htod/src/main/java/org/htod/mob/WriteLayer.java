@@ -15,6 +15,7 @@ import java.util.function.LongSupplier;
 import org.htod.core.CorruptStoreException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
+import org.htod.core.StoreFullException;
 import org.htod.core.alloc.Heap;
 import org.htod.core.container.Superblock;
 import org.htod.core.log.Log;
@@ -69,7 +70,11 @@ public final class WriteLayer {
     private final Map<String, BufferedMap> maps = new ConcurrentHashMap<>();
     private final Map<Long, BufferedMap> byId = new ConcurrentHashMap<>();
     private final Object signal = new Object();
-    private final Thread flusher;
+    private Thread flusher;
+    /** Blocks of checkpoints whose superblock update failed; guarded by the install lock. */
+    private final List<Long> heldBlocks = new ArrayList<>();
+    /** Why the flusher gave a close up (it kept failing): close() says so, and may be called again. */
+    private volatile HtodException closeFailure;
     private final Stats stats = new Stats();
     /** Handle of the block holding the checkpoint in force. */
     private long checkpointBlock;
@@ -110,8 +115,13 @@ public final class WriteLayer {
             maps.put(t.name(), m);
             byId.put(m.tableId, m);
         }
-        this.flusher = new Thread(this::flusherLoop, "htod-flusher " + heap.device().name());
-        flusher.setDaemon(true);
+        this.flusher = newFlusher();
+    }
+
+    private Thread newFlusher() {
+        Thread t = new Thread(this::flusherLoop, "htod-flusher " + heap.device().name());
+        t.setDaemon(true);
+        return t;
     }
 
     void start() {
@@ -129,10 +139,15 @@ public final class WriteLayer {
         }
         install.lock();
         try {
-            ensureOpen();
+            ensureWritable();
+            healIfNeeded();
             m = maps.get(name);
             if (m == null) {
                 HashtableOnDisk t = tables.table(name, true);
+                // Durable before any change of the map can be logged: replay needs the catalog to
+                // know every table its records name. Should this fail, the table waits in memory
+                // and the next call commits it again.
+                tables.commit();
                 m = new BufferedMap(this, t, mob, clock);
                 byId.put(m.tableId, m);
                 maps.put(name, m);
@@ -458,7 +473,11 @@ public final class WriteLayer {
                     }
                     idleSince = System.nanoTime();
                 }
-                flusherFailure = null;
+                if (flusherFailure != null) {
+                    flusherFailure = null;
+                    log.unstall(); // room can be made again: writers that need it wait for it
+                    mob.stall(null);
+                }
             } catch (InterruptedException e) {
                 return;
             } catch (StoreClosedException e) {
@@ -472,8 +491,17 @@ public final class WriteLayer {
             } catch (HtodException e) {
                 flusherFailure = e;
                 stats.installFailures++;
-                if (closed || (closing && ++closingFailures >= 3)) {
-                    stop(e); // a close does not wait for a device that keeps failing
+                // Writers that need room now get this error instead of waiting: a full disk makes
+                // writes fail with a typed error while reads go on, and they succeed again once
+                // an install does.
+                log.stall(e);
+                mob.stall(e);
+                if (closed) {
+                    stop(e);
+                    return;
+                }
+                if (closing && ++closingFailures >= 3) {
+                    closeFailure = e; // a close does not wait for a device that keeps failing; it may be tried again
                     return;
                 }
                 sleepQuietly(20); // a device error: try again shortly; writes keep going to the log and buffer
@@ -615,11 +643,21 @@ public final class WriteLayer {
                 appendGuard.writeLock().unlock();
             }
             long old = checkpointBlock;
-            long estimate = 64L + heap.snapshot(old).remaining() + 64L * (tables.all().size() + 1) + 256;
+            // Free in the new checkpoint: the old one's block, and those of checkpoints whose
+            // superblock update failed (it may have landed all the same, so they were kept).
+            long[] given = new long[heldBlocks.size() + (old != 0 ? 1 : 0)];
+            for (int i = 0; i < heldBlocks.size(); i++) {
+                given[i] = heldBlocks.get(i);
+            }
+            if (old != 0) {
+                given[given.length - 1] = old;
+            }
+            long estimate = 64L + heap.snapshot(given).remaining() + 64L * (tables.all().size() + 1) + 256;
             long block = heap.allocate(ByteBuffer.allocate((int) estimate));
             installer.forget(block);
+            boolean superblockTried = false;
             try {
-                ByteBuffer rec = CheckpointBlock.encode(cpLsn, heap.snapshot(old), tables.states());
+                ByteBuffer rec = CheckpointBlock.encode(cpLsn, heap.snapshot(given), tables.states());
                 if (rec.remaining() > estimate) {
                     throw new IllegalStateException("a checkpoint of " + rec.remaining() + " bytes outgrew its block of "
                             + estimate);
@@ -627,19 +665,29 @@ public final class WriteLayer {
                 heap.rewrite(block, rec);
                 tables.writeHeaders();
                 heap.sync();
+                // The log up to the checkpoint's position is durable before the superblock names
+                // it: at ASYNC and NONE it may not be yet, and a crash would then resume the log
+                // below the checkpoint, whose later records recovery would skip.
+                log.sync();
                 long payloadAt = heap.address(block) + 48;
                 long len = rec.remaining();
                 long epoch = log.epoch();
                 long s = start;
+                superblockTried = true;
                 storage.update(sb -> sb.withClean(clean).withSnapshot(payloadAt, len)
                         .withLog(new Superblock.LogState(epoch, s, cpLsn, true)));
             } catch (RuntimeException e) {
-                heap.release(block);
+                if (superblockTried) {
+                    heldBlocks.add(block); // a superblock naming it may be on disk: kept until a later checkpoint lands
+                } else {
+                    heap.release(block);
+                }
                 throw e;
             }
-            if (old != 0) {
-                heap.release(old);
+            for (long h : given) {
+                heap.release(h);
             }
+            heldBlocks.clear();
             checkpointBlock = block;
             lastCheckpointEnd = log.end();
             log.release(Math.min(start, log.durable()));
@@ -690,7 +738,7 @@ public final class WriteLayer {
             // The headers say the tables' states as of the last checkpoint; the verifier compares
             // them with memory, so they are written now (log mode's recovery reads only their ids).
             tables.writeHeaders();
-            return tables.verify(true, h -> h == cp);
+            return tables.verify(true, h -> h == cp || heldBlocks.contains(h));
         } finally {
             install.unlock();
         }
@@ -702,6 +750,9 @@ public final class WriteLayer {
         while (installOnce()) {
             // everything buffered, a batch at a time
         }
+        while (doublings()) {
+            // and every doubling that is due, a step at a time
+        }
         checkpoint(false);
     }
 
@@ -712,8 +763,10 @@ public final class WriteLayer {
 
     /**
      * Clean shutdown: no new change is accepted, the flusher installs every buffered change and
-     * takes a last checkpoint that marks the store clean, then the device is closed. If that
-     * fails, the device is closed all the same and the next open recovers from the log.
+     * takes a last checkpoint that marks the store clean, then the device is closed. If the device
+     * keeps failing (the disk full), the store stays open and this throws; close may be called
+     * again. If the flusher stopped for good (damage), the device is closed all the same and the
+     * next open recovers from the log.
      */
     public void close() {
         synchronized (this) {
@@ -732,14 +785,36 @@ public final class WriteLayer {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        HtodException failed = closeFailure;
+        if (failed != null && stopped == null) {
+            // The device keeps failing (the disk full): the store stays open, readable and
+            // writable as before, with a new flusher, so that close can be called again once the
+            // device recovers; nothing was lost, the log holds every change.
+            closeFailure = null;
+            closingFailures = 0;
+            flusher = newFlusher();
+            synchronized (this) {
+                closing = false;
+            }
+            flusher.start();
+            String msg = "the store on " + heap.device().name() + " could not close: its last install or checkpoint failed ("
+                    + failed.getMessage() + "); it stays open, and close() may be called again";
+            throw failed instanceof StoreFullException ? new StoreFullException(msg, failed) : new HtodException(msg, failed);
+        }
         closed = true;
         mob.close();
         log.close();
         HtodException f = flusherFailure;
         storage.closeDevice();
         if (f != null && !mob.isEmpty()) {
-            throw new HtodException("the store on " + heap.device().name() + " closed without installing every change ("
-                    + f.getMessage() + "); the next open recovers them from the log", f);
+            String msg = "the store on " + heap.device().name() + " closed without installing every change ("
+                    + f.getMessage() + "); the next open recovers them from the log";
+            throw f instanceof StoreFullException ? new StoreFullException(msg, f) : new HtodException(msg, f);
         }
+    }
+
+    /** Whether {@link #close} has closed the device (a close that failed and may be retried has not). */
+    public boolean isClosed() {
+        return closed;
     }
 }

@@ -51,6 +51,21 @@ public final class Installer implements Heap.Journal {
         }
     }
 
+    synchronized void untouch(HashtableOnDisk t) {
+        touched.remove(t);
+    }
+
+    synchronized int allocationCount() {
+        return allocs.size();
+    }
+
+    /** The blocks allocated since there were {@code mark} (see {@link #allocationCount}), newest first. */
+    synchronized List<Long> allocatedSince(int mark) {
+        List<Long> out = new ArrayList<>(allocs.subList(Math.min(mark, allocs.size()), allocs.size()));
+        java.util.Collections.reverse(out);
+        return out;
+    }
+
     /** {@code t}'s count or shape changed: the next record carries its state. */
     synchronized void touch(HashtableOnDisk t) {
         touched.add(t);

@@ -154,6 +154,24 @@ final class SyncGate {
         return installer != null;
     }
 
+    /** Log mode: {@code t}, created by a change that failed, is named by no record after all. */
+    void untouch(HashtableOnDisk t) {
+        installer.untouch(t);
+    }
+
+    /** Log mode: a mark of the allocations no record names yet, for {@link #freeAllocatedSince}. */
+    int allocationMark() {
+        return installer.allocationCount();
+    }
+
+    /** Log mode: frees the blocks allocated since {@code mark}, for a change that failed before any record named them. */
+    void freeAllocatedSince(int mark) {
+        for (long h : installer.allocatedSince(mark)) {
+            cache.drop(h);
+            heap.free(h); // the journal drops it from the allocations: no record will name it
+        }
+    }
+
     /**
      * Log mode's recovery: links the log recorded, whose in-place writes a crash may have lost.
      * They wait like any link, so that every reader already sees them, until {@link

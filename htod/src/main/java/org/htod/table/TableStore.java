@@ -173,18 +173,41 @@ public final class TableStore implements AutoCloseable {
         long header;
         if (e != null) {
             header = headerOf(e.value(), name, e.handle, heap);
+        } else if (create && gate.logged()) {
+            // One install record: the new table's blocks and state, and its catalog entry. Should
+            // any step fail (the disk full), the blocks it allocated are given back before any
+            // record names them, and nothing else changed: the catalog links its entry last, in
+            // memory, after every write.
+            int mark = gate.allocationMark();
+            try {
+                HashtableOnDisk.Created c = HashtableOnDisk.create(heap, options.loadPermille());
+                byte[] value = ByteBuffer.allocate(CATALOG_VALUE).putLong(0, c.header()).putLong(8, c.tableId()).array();
+                t = HashtableOnDisk.open(heap, gate, c.header(), name, options, false);
+                gate.touch(t); // before the catalog's entry: any record that names the entry carries the state
+                catalog.update(key, cur -> Change.put(value, 0));
+            } catch (RuntimeException failed) {
+                if (t != null && catalog.get(key) != null) {
+                    // The catalog linked its entry before something after it failed (a commit):
+                    // the table exists in memory and is recorded with the next commit.
+                    tables.put(name, t);
+                    throw failed;
+                }
+                try {
+                    if (t != null) {
+                        gate.untouch(t);
+                    }
+                    gate.freeAllocatedSince(mark);
+                } catch (RuntimeException alsoFailed) {
+                    failed.addSuppressed(alsoFailed);
+                }
+                throw failed;
+            }
+            tables.put(name, t);
+            return t;
         } else if (create) {
             HashtableOnDisk.Created c = HashtableOnDisk.create(heap, options.loadPermille());
             header = c.header();
             byte[] value = ByteBuffer.allocate(CATALOG_VALUE).putLong(0, c.header()).putLong(8, c.tableId()).array();
-            if (gate.logged()) {
-                // One install record: the new table's blocks and state, and its catalog entry.
-                t = HashtableOnDisk.open(heap, gate, header, name, options, false);
-                gate.touch(t);
-                catalog.update(key, cur -> Change.put(value, 0));
-                tables.put(name, t);
-                return t;
-            }
             gate.sync(); // direct mode: the table is durable before the catalog names it
             catalog.update(key, cur -> Change.put(value, 0));
         } else {

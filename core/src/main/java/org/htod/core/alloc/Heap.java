@@ -704,7 +704,11 @@ public final class Heap implements AutoCloseable {
         free(handle, false);
     }
 
-    private void free(long handle, boolean write) {
+    private void free(long handle, boolean freeNow) {
+        // Log mode writes nothing for a free: the log's records and checkpoints say which blocks
+        // are free, never their headers (recovery writes those from the log). So a free cannot
+        // fail there, and a full disk never leaves the lists in doubt.
+        boolean write = freeNow && !logged;
         long addr = address(handle);
         long size = blockSize(handle);
         lock.lock();
@@ -736,7 +740,7 @@ public final class Heap implements AutoCloseable {
             allocatedBytes -= size;
             requestedBytes = Math.max(0, requestedBytes - Math.round(size * ratio));
             allocatedCount--;
-            if (journal != null && write) {
+            if (journal != null && freeNow) {
                 journal.freed(handle);
             }
         } catch (org.htod.core.HtodException e) {
@@ -766,13 +770,14 @@ public final class Heap implements AutoCloseable {
 
     /**
      * The heap's in-memory state as the snapshot format holds it (see {@code Snapshot}), with the
-     * block {@code alsoFree} (a handle, 0 for none) counted free: log mode's checkpoint names its
+     * blocks {@code alsoFree} (handles) counted free: log mode's checkpoint names its
      * predecessor's block free, to be given back once the new checkpoint is the one in force.
      */
-    public ByteBuffer snapshot(long alsoFree) {
+    public ByteBuffer snapshot(long... alsoFree) {
         lock.lock();
         try {
             ensureOpen();
+            ensureUnfailed();
             return Snapshot.encode(this, alsoFree);
         } finally {
             lock.unlock();
@@ -908,7 +913,9 @@ public final class Heap implements AutoCloseable {
                 writeCheckpoint();
             }
         } catch (org.htod.core.HtodException e) {
-            throw failed(e);
+            // Log mode: a failed sync changed nothing in memory, and what was not made durable is
+            // still named by no record; the next sync tries again.
+            throw logged ? e : failed(e);
         } finally {
             lock.unlock();
         }
@@ -1046,8 +1053,8 @@ public final class Heap implements AutoCloseable {
     public SnapshotRef shutdown() {
         lock.lock();
         try {
-            if (closed || recoveryWritesPending) {
-                return null;
+            if (closed || recoveryWritesPending || failure != null) {
+                return null; // after a failed change the lists are in doubt: the next open recovers
             }
             SnapshotRef ref = Snapshot.write(this);
             dev.sync();
@@ -1072,18 +1079,30 @@ public final class Heap implements AutoCloseable {
         }
     }
 
-    /** {@link #ensureOpen()}, and no write recovery still owes: a change now would go before them. */
+    /**
+     * {@link #ensureOpen()}, no device error met in the middle of a change, and no write recovery
+     * still owes: a change now would go before them.
+     */
     void ensureWritable() {
         ensureOpen();
+        ensureUnfailed();
         if (recoveryWritesPending) {
             throw new IllegalStateException("the heap of " + dev.name() + " is open for reading only until finishOpen()");
         }
     }
 
+    /**
+     * Reads need only this: a device error in the middle of a change leaves the free lists in
+     * doubt, never an allocated block's bytes, so reads go on (a full disk keeps the store readable).
+     */
     void ensureOpen() {
         if (closed) {
             throw new StoreClosedException("the heap of " + dev.name() + " is closed");
         }
+    }
+
+    /** Refuses what relies on the free lists matching the disk after a change failed midway. */
+    private void ensureUnfailed() {
         if (failure != null) {
             throw new org.htod.core.HtodException("the heap of " + dev.name() + " refuses changes after a device error in"
                     + " the middle of one (" + failure.getMessage() + "); close and reopen the store to recover", failure);

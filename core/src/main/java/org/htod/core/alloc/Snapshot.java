@@ -57,15 +57,22 @@ final class Snapshot {
 
     /** The heap's state in the snapshot format, with the block {@code alsoFree} (a handle; 0 for none) counted free. */
     static ByteBuffer encode(Heap h, long alsoFree) {
+        return encode(h, alsoFree == 0 ? new long[0] : new long[] {alsoFree});
+    }
+
+    /** The heap's state in the snapshot format, with the blocks {@code alsoFree} (handles) counted free. */
+    static ByteBuffer encode(Heap h, long[] alsoFree) {
         List<FreeBlock> blocks = ordered(h);
         long allocatedBytes = h.allocatedBytes;
         long allocatedCount = h.allocatedCount;
-        if (alsoFree != 0) {
-            long size = h.blockSize(alsoFree);
+        if (alsoFree.length > 0) {
             blocks = new ArrayList<>(blocks);
-            blocks.add(new FreeBlock(h.address(alsoFree), size, h.stamp, BlockHeader.NO_LIST, 0));
-            allocatedBytes -= size;
-            allocatedCount--;
+            for (long handle : alsoFree) {
+                long size = h.blockSize(handle);
+                blocks.add(new FreeBlock(h.address(handle), size, h.stamp, BlockHeader.NO_LIST, 0));
+                allocatedBytes -= size;
+                allocatedCount--;
+            }
         }
         long len = FIXED + 8L * h.plHeads.length + (long) PER_BLOCK * blocks.size() + 4;
         if (len > Integer.MAX_VALUE - 64) {

@@ -38,7 +38,8 @@ public final class Container implements AutoCloseable {
     private volatile Superblock current;
     private volatile boolean closed;
     /** The error of a superblock write whose outcome on disk is unknown; no update after it. */
-    private RuntimeException failure;
+    /** The highest sequence an update began to write, perhaps failing: the next one goes above it. */
+    private long attempted;
 
     private Container(BlockDevice device, Superblock current) {
         this.device = device;
@@ -217,7 +218,9 @@ public final class Container implements AutoCloseable {
      * point at it; the one between the slots keeps one intact copy on disk at every moment.
      *
      * <p>If a write or sync fails, the slot written may hold either superblock once the device
-     * comes back; the container then refuses further updates, and reopening tells which one won.
+     * comes back, and a reopen may find the failed one: a caller keeps whatever either names
+     * until a later update succeeds. That later update goes above the failed one's sequence and
+     * writes both slots, so that it wins.
      *
      * @return the superblock now current, with its sequence
      * @throws IllegalArgumentException if the next superblock changes the store's identity or
@@ -226,25 +229,18 @@ public final class Container implements AutoCloseable {
      */
     public synchronized Superblock update(UnaryOperator<Superblock> change) {
         ensureOpen();
-        if (failure != null) {
-            throw new HtodException(name + ": an earlier superblock write failed, so the slot it wrote is in an"
-                    + " unknown state; close and reopen the store", failure);
-        }
         Superblock cur = current;
         Superblock next = Objects.requireNonNull(change.apply(cur), "the changed superblock");
         requireSameGeometry(cur, next);
-        next = next.withSequence(cur.sequence() + 1);
+        // Above every sequence a failed update may have left in a slot, so that this one wins.
+        next = next.withSequence(Math.max(cur.sequence(), attempted) + 1);
         ByteBuffer slot = next.encode();
-        try {
-            device.sync();
-            device.write(Superblock.SLOT_A_OFFSET, slot.duplicate());
-            device.sync();
-            device.write(Superblock.SLOT_B_OFFSET, slot);
-            device.sync();
-        } catch (RuntimeException e) {
-            failure = e;
-            throw e;
-        }
+        device.sync();
+        attempted = next.sequence();
+        device.write(Superblock.SLOT_A_OFFSET, slot.duplicate());
+        device.sync();
+        device.write(Superblock.SLOT_B_OFFSET, slot);
+        device.sync();
         current = next;
         return next;
     }

@@ -3,6 +3,7 @@ package org.htod.core.log;
 import java.nio.ByteBuffer;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
+import org.htod.core.StoreFullException;
 import org.htod.core.device.BlockDevice;
 
 /**
@@ -68,6 +69,10 @@ public final class Log {
     private long generation;
     private boolean closed;
     private HtodException refused;
+    /** Why room cannot be made now (the flusher meets a device error): a writer that needs room gets it instead of waiting. */
+    private HtodException stalled;
+    /** Failures reported by {@link #stall} so far: a waiter gives up only on one met after it began to wait. */
+    private long stalls;
     private long groups;
     private long groupRecords;
     private long recordsInPending;
@@ -152,9 +157,37 @@ public final class Log {
     /** Waits until a record of {@code payloadBytes} would fit without the flusher's reserve. */
     public synchronized void awaitRoom(int payloadBytes) {
         int len = Records.length(payloadBytes);
+        long seen = stalls;
         while (len + padBefore(len) > regionSize - (end - start) - reserve) {
             ensureUsable();
+            ensureNotStalled(seen);
             waitQuietly();
+        }
+    }
+
+    /**
+     * The flusher that makes room failed with {@code why} (the disk full, say) and will try again:
+     * an append or {@link #awaitRoom} that finds no room and saw such a failure since it began to
+     * wait throws an error naming {@code why}, instead of waiting for room that may not come. The
+     * first write after space returns waits for one more try, which may succeed. Wakes every waiter.
+     */
+    public synchronized void stall(HtodException why) {
+        stalled = why;
+        stalls++;
+        notifyAll();
+    }
+
+    /** Room may come again: writers that find none wait for it, as usual. */
+    public synchronized void unstall() {
+        stalled = null;
+    }
+
+    private void ensureNotStalled(long seen) {
+        HtodException why = stalled;
+        if (why != null && stalls != seen) {
+            String msg = "the log of " + dev.name() + " is full and cannot make room now (" + why.getMessage()
+                    + "); nothing was written for this change, reads go on, and writes resume once room is made";
+            throw why instanceof StoreFullException ? new StoreFullException(msg, why) : new HtodException(msg, why);
         }
     }
 
@@ -168,12 +201,16 @@ public final class Log {
     private synchronized Appended append(int type, ByteBuffer payload, long keepFree) {
         int len = Records.length(payload.remaining());
         checkSize(payload);
+        long seen = stalls;
         while (true) {
             ensureUsable();
             long room = regionSize - (end - start) - keepFree;
             long needed = len + padBefore(len);
             if (needed <= room) {
                 break;
+            }
+            if (keepFree > 0) {
+                ensureNotStalled(seen); // the flusher's own records (keepFree 0) go on waiting for a release
             }
             waitQuietly();
         }
