@@ -33,7 +33,10 @@ public final class Htod {
     public static final int MAX_KEY_BYTES = HashtableOnDisk.MAX_KEY;
     /** Largest value, in encoded bytes: 256 MiB. */
     public static final int MAX_VALUE_BYTES = HashtableOnDisk.MAX_VALUE;
-    /** Default size of the write buffer (log mode): 64 MiB. */
+    /**
+     * Default size of the write buffer (log mode): 64 MiB, or an eighth of the JVM's largest heap
+     * where that is less (at least 1 MiB), so that a small JVM does not run out of memory.
+     */
     public static final long DEFAULT_BUFFER_SIZE = 64L << 20;
     /** Default size of the entry cache: 8 MiB. */
     public static final long DEFAULT_CACHE_SIZE = 8L << 20;
@@ -99,7 +102,7 @@ public final class Htod {
         private long cacheSize = DEFAULT_CACHE_SIZE;
         private int maxPendingLinks = TableOptions.DEFAULT_MAX_PENDING_LINKS;
         private boolean direct;
-        private long bufferSize = DEFAULT_BUFFER_SIZE;
+        private long bufferSize = Math.max(1L << 20, Math.min(DEFAULT_BUFFER_SIZE, Runtime.getRuntime().maxMemory() / 8));
         private int installBatch = 4096;
         private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
 
@@ -163,7 +166,8 @@ public final class Htod {
 
         /**
          * Bytes of memory for the write buffer (log mode): changes logged but not yet installed in
-         * the tables, which reads look into first; writers wait when it is full. Default 64 MiB.
+         * the tables, which reads look into first; writers wait when it is full. Default {@link
+         * #DEFAULT_BUFFER_SIZE}, less in a small JVM.
          */
         public Builder bufferSize(long bytes) {
             if (bytes < 1 << 16) {

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Memory stays bounded whatever the entry count: a child JVM with a 64 MiB heap writes 5,000,000
@@ -20,12 +21,16 @@ import org.junit.jupiter.api.Test;
  */
 class HeapBoundTest {
 
-    /** The child must be done by then (it takes a few minutes on two cores); {@code -Dhtod.heapbound.timeout=S} seconds. */
-    private static final long TIMEOUT_SECONDS = Long.getLong("htod.heapbound.timeout", 30 * 60);
+    /** The child must be done by then (about a minute per 500,000 entries on two cores); {@code -Dhtod.heapbound.timeout=S} seconds. */
+    private static final long TIMEOUT_SECONDS = Long.getLong("htod.heapbound.timeout", 10 * 60);
+
+    /** 500,000 entries, times {@code htod.test.scale} (10,000,000 under -Phtod-torture). */
+    private static final int ENTRIES = 500_000 * Integer.getInteger("htod.test.scale", 1);
 
     @Test
+    @Timeout(value = 12, unit = TimeUnit.MINUTES) // the child's own limit, above, applies first
     void manyEntriesInA64MegabyteHeap() throws Exception {
-        int entries = 5_000_000;
+        int entries = ENTRIES;
         Path file = TestStores.tempFile("heapbound");
         Path log = TestStores.tempFile("heapbound-child");
         try {

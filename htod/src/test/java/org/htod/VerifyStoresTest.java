@@ -59,9 +59,12 @@ class VerifyStoresTest {
         byte[] all = new byte[(int) dev.size()];
         dev.read(0, ByteBuffer.wrap(all));
         String text = new String(all, StandardCharsets.ISO_8859_1);
+        // Every copy: in log mode the value is in the log too (which a clean reopen does not read).
         int at = text.indexOf(MARK);
-        assertTrue(at >= 0 && text.indexOf(MARK, at + 1) < 0, "one copy of the value on the device");
-        dev.write(at + 5, ByteBuffer.wrap(new byte[] {(byte) (all[at + 5] ^ 0x20)}));
+        assertTrue(at >= 0, "the value is on the device");
+        for (; at >= 0; at = text.indexOf(MARK, at + 1)) {
+            dev.write(at + 5, ByteBuffer.wrap(new byte[] {(byte) (all[at + 5] ^ 0x20)}));
+        }
     }
 
     @ExtendWith(VerifyStores.class)

@@ -234,12 +234,13 @@ public final class LoggedOpen {
             }
         }
 
+        long cpBlock = heap.handleAt(sb.snapshotOffset() - 48); // a read: checked before the open writes
+
         // Checked: now the open may write.
         long s = start;
         long cpPos = sb.log().checkpoint();
         storage.begin(x -> x.withLog(new Superblock.LogState(epoch, s, cpPos, true)));
         tables.writeRecovered();
-        long cpBlock = heap.handleAt(sb.snapshotOffset() - 48);
         WriteLayer layer = new WriteLayer(storage, tables, log, installer, mob, wopts, clock, cpBlock);
         layer.start();
         long[] rc = replay.counts();

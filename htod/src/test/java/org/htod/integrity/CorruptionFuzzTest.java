@@ -1,6 +1,7 @@
 package org.htod.integrity;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -36,10 +37,16 @@ class CorruptionFuzzTest {
             Verdict v = StoreCheck.run(img.bytes(), img.truth(), 1 << 20, new Verdict());
             assertTrue(!v.failed() && !v.refused() && v.typed == 0, img.spec().name() + ": " + v);
             assertTrue(img.truth().entryCount() > 300, img.spec().name() + " holds " + img.truth().entryCount());
-            assertTrue(img.map().all("bucket.slot.used").size() > 100, img.spec().name() + ": bucket slots not found");
-            // A log image holds part of its entries in the log only, not yet installed.
+            // A log image may hold its entries in the log only, not yet installed: the fuzz then
+            // damages the log; a direct image holds them in the tables.
+            int slots = img.map().all("bucket.slot.used").size();
             int entries = img.map().all("entry.key").size();
-            assertTrue(entries > (img.spec().direct() ? 300 : 50), img.spec().name() + ": " + entries + " entries found");
+            if (img.spec().direct()) {
+                assertTrue(slots > 100, img.spec().name() + ": " + slots + " bucket slots found");
+                assertTrue(entries > 300, img.spec().name() + ": " + entries + " entries found");
+            } else {
+                assertFalse(img.map().all("log").isEmpty(), img.spec().name() + ": no log region found");
+            }
         }
     }
 

@@ -132,19 +132,31 @@ public final class Log {
      * @throws IllegalArgumentException if the payload exceeds {@link #maxPayload()}
      */
     public Appended append(int type, ByteBuffer payload) {
-        return append(type, payload, reserve);
+        Appended a = append(type, payload, reserve);
+        writeAheadIfLarge();
+        return a;
     }
 
     /** {@link #append}, allowed into the space kept for the flusher, whose records make room. */
     public Appended appendReserved(int type, ByteBuffer payload) {
-        return append(type, payload, 0);
+        Appended a = append(type, payload, 0);
+        writeAheadIfLarge();
+        return a;
     }
 
     /**
      * {@link #append} if the record fits now, else null at once: for a writer that holds a lock
      * the flusher may need, which must not wait for room while holding it (see {@link #awaitRoom}).
      */
-    public synchronized Appended tryAppend(int type, ByteBuffer payload) {
+    public Appended tryAppend(int type, ByteBuffer payload) {
+        Appended a = tryAppendNow(type, payload);
+        if (a != null) {
+            writeAheadIfLarge();
+        }
+        return a;
+    }
+
+    private synchronized Appended tryAppendNow(int type, ByteBuffer payload) {
         ensureUsable();
         checkSize(payload);
         int len = Records.length(payload.remaining());
@@ -152,6 +164,53 @@ public final class Log {
             return null;
         }
         return append(type, payload, reserve);
+    }
+
+    /** Bytes appended but not yet written beyond which an appender writes them (no sync): memory stays bounded at NONE. */
+    static final int WRITE_AHEAD = 1 << 20;
+
+    /**
+     * Writes the records appended so far, without a sync, when they exceed {@link #WRITE_AHEAD}
+     * bytes and no write is in progress: what no one waits to be durable (at ASYNC and NONE) then
+     * waits on the device rather than in memory. The next group commit's sync covers them.
+     *
+     * @throws HtodException if the write fails: the records from there on are dropped, as for a
+     *     failed group commit
+     */
+    private void writeAheadIfLarge() {
+        ByteBuffer batch;
+        long from;
+        long to;
+        long base;
+        synchronized (this) {
+            if (leader || pending.position() < WRITE_AHEAD || failure != null || closed) {
+                return;
+            }
+            leader = true;
+            from = pendingFrom;
+            to = end;
+            base = durable;
+            batch = pending.flip();
+            pending = ByteBuffer.allocate(64 << 10);
+            pendingFrom = to;
+        }
+        boolean ok = false;
+        try {
+            Records.seal(batch, from, base, regionSize);
+            writeRange(from, batch);
+            ok = true;
+        } catch (HtodException e) {
+            fail(e, from, to);
+            throw e;
+        } finally {
+            synchronized (this) {
+                leader = false;
+                if (ok) {
+                    written = Math.max(written, to);
+                }
+                notifyAll();
+            }
+        }
     }
 
     /** Waits until a record of {@code payloadBytes} would fit without the flusher's reserve. */
@@ -272,6 +331,7 @@ public final class Log {
             ByteBuffer batch;
             long from;
             long to;
+            long base;
             synchronized (this) {
                 while (true) {
                     if (generation != gen) {
@@ -289,6 +349,7 @@ public final class Log {
                 leader = true;
                 from = pendingFrom;
                 to = end;
+                base = durable;
                 batch = pending.flip();
                 pending = ByteBuffer.allocate(Math.max(64 << 10, batch.capacity()));
                 pendingFrom = to;
@@ -298,6 +359,7 @@ public final class Log {
             }
             boolean ok = false;
             try {
+                Records.seal(batch, from, base, regionSize);
                 writeRange(from, batch);
                 dev.sync();
                 ok = true;

@@ -1,6 +1,7 @@
 package org.htod.core.log;
 
 import java.nio.ByteBuffer;
+import org.htod.core.CorruptStoreException;
 import org.htod.core.device.BlockDevice;
 
 /**
@@ -22,9 +23,23 @@ public final class LogReader {
     private long windowAt = -1;
     private long bytesRead;
     private String stopReason = "";
+    private final boolean damageScan;
 
-    /** A reader from position {@code from}, accepting records of epoch {@code minEpoch} or later. */
+    /**
+     * A reader from position {@code from}, accepting records of epoch {@code minEpoch} or later,
+     * that tells damage from a torn tail (see {@link #next}).
+     */
     public LogReader(BlockDevice dev, long regionOffset, long regionSize, long from, long minEpoch) {
+        this(dev, regionOffset, regionSize, from, minEpoch, true);
+    }
+
+    /**
+     * {@code damageScan} false: the stream simply ends at the first invalid record, as where no
+     * record can follow it (a store closed cleanly, whose last checkpoint is the log's end).
+     */
+    public LogReader(BlockDevice dev, long regionOffset, long regionSize, long from, long minEpoch,
+            boolean damageScan) {
+        this.damageScan = damageScan;
         this.dev = dev;
         this.regionOffset = regionOffset;
         this.regionSize = regionSize;
@@ -33,8 +48,57 @@ public final class LogReader {
         this.epoch = minEpoch;
     }
 
-    /** The next record (pads skipped), or null where the stream ends. */
+    /**
+     * The next record (pads skipped), or null where the stream ends.
+     *
+     * @throws CorruptStoreException where the stream meets an invalid record that is not its torn
+     *     tail: a valid record further on was written by a later group commit, which began only
+     *     once the invalid one's group was synced (see {@link Records})
+     */
     public Records.Record next() {
+        Records.Record r = read();
+        if (r == null && damageScan && !stopReason.equals("a whole lap read") && !stopReason.equals("the device ends")) {
+            refuseIfWrittenAfter(pos);
+        }
+        return r;
+    }
+
+    /**
+     * Looks, up to a lap from the start, for a valid record whose group commit began after
+     * {@code bad}; throws if one is found. Reads at most the rest of the lap.
+     */
+    private void refuseIfWrittenAfter(long bad) {
+        long q = bad + Records.ALIGN;
+        while (q < from + regionSize) {
+            long rest = regionSize - q % regionSize;
+            if (rest < Records.HEADER) {
+                q += rest;
+                continue;
+            }
+            ByteBuffer h = bytes(q, Records.HEADER);
+            if (h == null) {
+                return;
+            }
+            int len = h.getInt(Records.LENGTH_OFFSET);
+            if (h.getLong(Records.LSN_OFFSET) == q && len >= Records.HEADER && len % Records.ALIGN == 0 && len <= rest
+                    && h.getLong(Records.EPOCH_OFFSET) >= epoch) {
+                ByteBuffer r = bytes(q, len);
+                if (r != null && Records.crc(r, 4, len) == r.getInt(Records.CRC_OFFSET)) {
+                    if (Records.groupStart(r, q) > bad) {
+                        throw new CorruptStoreException("the log of " + dev.name() + " is damaged at position " + bad
+                                + " (offset " + (regionOffset + bad % regionSize) + ": " + stopReason + "), yet the record"
+                                + " at position " + q + " was written after it was made durable: the records between are"
+                                + " lost, so the store is not opened", regionOffset + bad % regionSize);
+                    }
+                    q += len;
+                    continue;
+                }
+            }
+            q += Records.ALIGN;
+        }
+    }
+
+    private Records.Record read() {
         while (true) {
             if (pos - from >= regionSize) {
                 stopReason = "a whole lap read";

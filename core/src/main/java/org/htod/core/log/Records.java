@@ -13,7 +13,7 @@ import java.util.zip.CRC32C;
  *  8  8  lsn        position of this record in the stream
  * 16  8  epoch      the opening (or, after a failed write, the restart) that wrote it
  * 24  1  type       {@link #PAD}, or a type of the layer above
- * 25  3  reserved   0
+ * 25  3  group      (lsn - the durable end of the log when its write began) / 8, at most 2^24-1
  * 28  4  payloadLength
  * 32  p  payload
  * 32+p   padding    0, up to the next multiple of 8
@@ -23,6 +23,11 @@ import java.util.zip.CRC32C;
  * is plausible, and its epoch is not below the previous record's: a torn record, a record of an
  * earlier lap, and a record left over from before a crash (written in an earlier epoch past the
  * end that recovery found) all fail one of these, and the stream ends there.
+ *
+ * <p>The {@code group} field tells damage from a torn tail: it says where the log was durable
+ * when the record's write began, so a valid record whose write began when an invalid one was
+ * durable already proves that the invalid one is damaged, not torn (see {@link LogReader}). The
+ * writer of the records fills it, and the CRC after it, when it takes them ({@link #seal}).
  */
 public final class Records {
     public static final int HEADER = 32;
@@ -37,6 +42,8 @@ public final class Records {
     static final int LSN_OFFSET = 8;
     static final int EPOCH_OFFSET = 16;
     static final int TYPE_OFFSET = 24;
+    static final int GROUP_OFFSET = 25;
+    static final int MAX_GROUP = 0xFF_FFFF;
     static final int PAYLOAD_LENGTH_OFFSET = 28;
 
     private Records() {}
@@ -57,8 +64,41 @@ public final class Records {
         b.put(TYPE_OFFSET, (byte) type);
         b.putInt(PAYLOAD_LENGTH_OFFSET, p);
         b.put(HEADER, payload, payload.position(), p);
-        b.putInt(CRC_OFFSET, crc(b, 4, len));
-        return b;
+        return b; // the group and the CRC wait for seal
+    }
+
+    /**
+     * Fills the group field and the CRC of every record in {@code batch} (from its position 0 to
+     * its limit), whose first byte lies at stream position {@code from}, written while the log is
+     * durable up to {@code durable}; {@code regionSize} locates the unheaded pads at a lap's end.
+     */
+    static void seal(ByteBuffer batch, long from, long durable, long regionSize) {
+        int o = 0;
+        long p = from;
+        while (o < batch.limit()) {
+            long rest = regionSize - p % regionSize;
+            if (rest < HEADER) {
+                o += (int) rest;
+                p += rest;
+                continue;
+            }
+            int len = batch.getInt(o + LENGTH_OFFSET);
+            int group = (int) Math.min((p - durable) / ALIGN, MAX_GROUP);
+            batch.put(o + GROUP_OFFSET, (byte) (group >>> 16)).put(o + GROUP_OFFSET + 1, (byte) (group >>> 8))
+                    .put(o + GROUP_OFFSET + 2, (byte) group);
+            batch.putInt(o + CRC_OFFSET, crc(batch, o + 4, o + len));
+            o += len;
+            p += len;
+        }
+    }
+
+    /** Where the log was durable when the record at {@code lsn} was written, at the latest. */
+    static long groupStart(ByteBuffer record, long lsn) {
+        int g = (Byte.toUnsignedInt(record.get(GROUP_OFFSET)) << 16) | (Byte.toUnsignedInt(record.get(GROUP_OFFSET + 1)) << 8)
+                | Byte.toUnsignedInt(record.get(GROUP_OFFSET + 2));
+        // A group beyond the field's reach may have begun anywhere before: taken as at the very
+        // start, so that a tear in it is never taken for damage.
+        return g == MAX_GROUP ? Long.MIN_VALUE : lsn - (long) g * ALIGN;
     }
 
     static int crc(ByteBuffer b, int from, int to) {

@@ -271,4 +271,48 @@ class LogTest {
         assertEquals(0, appended.getCount(), "a release lets it go on");
         assertTrue(log.appendReserved(DATA, payload(-1, 500)).lsn() >= 0, "the reserve takes records beyond");
     }
+
+    @Test
+    void damageInTheMiddleIsRefusedWhileATornLastGroupEndsTheLog() {
+        // Three groups of three records: the middle group's second record is damaged, and a
+        // later group was written after it was synced: that is damage, not a tear.
+        List<Log.Appended> at = new ArrayList<>();
+        MemoryDevice damaged = threeGroups(at);
+        flip(damaged, at.get(4).lsn() + 40);
+        org.htod.core.CorruptStoreException e = assertThrows(org.htod.core.CorruptStoreException.class,
+                () -> readAll(damaged, 0));
+        assertTrue(e.getMessage().contains("position " + at.get(4).lsn()), e.getMessage());
+        // A clean store's reader does not look past the end.
+        LogReader plain = new LogReader(damaged, REGION, REGION * 4, 0, 0, false);
+        int n = 0;
+        while (plain.next() != null) {
+            n++;
+        }
+        assertEquals(4, n, "without the scan the stream ends at the damaged record");
+
+        // The same damage in the last group reads as its torn tail: the log ends there.
+        at.clear();
+        MemoryDevice torn = threeGroups(at);
+        flip(torn, at.get(7).lsn() + 40);
+        assertEquals(List.of(0L, 1L, 2L, 10L, 11L, 12L, 20L), readAll(torn, 0));
+    }
+
+    private static MemoryDevice threeGroups(List<Log.Appended> at) {
+        MemoryDevice disk = new MemoryDevice();
+        Log log = new Log(disk, REGION, REGION * 4, 0, 0, 1);
+        for (int g = 0; g < 3; g++) {
+            for (int i = 0; i < 3; i++) {
+                at.add(log.append(DATA, payload(g * 10L + i, 200)));
+            }
+            log.sync();
+        }
+        return disk;
+    }
+
+    private static void flip(MemoryDevice dev, long position) {
+        ByteBuffer b = ByteBuffer.allocate(1);
+        dev.read(REGION + position, b);
+        b.put(0, (byte) (b.get(0) ^ 0x5A)).position(0);
+        dev.write(REGION + position, b);
+    }
 }
