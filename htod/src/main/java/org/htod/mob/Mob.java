@@ -257,13 +257,18 @@ final class Mob {
         }
     }
 
-    /** Waits until {@code n} more bytes fit, or the buffer is empty (one change larger than the buffer still goes in). */
-    void awaitRoom(long n) {
+    /**
+     * Waits until {@code n} more bytes fit, or the buffer is empty (one change larger than the
+     * buffer still goes in); {@code check} runs now and then while it waits, and may throw to stop
+     * waiting.
+     */
+    void awaitRoom(long n, Runnable check) {
         if (bytes.get() + n <= capacity) {
             return;
         }
         synchronized (this) {
             while (!closed && bytes.get() > 0 && bytes.get() + n > capacity) {
+                check.run();
                 try {
                     wait(100);
                 } catch (InterruptedException e) {

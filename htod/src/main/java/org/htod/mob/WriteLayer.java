@@ -79,6 +79,8 @@ public final class WriteLayer {
     private volatile boolean checkpointWanted;
     private volatile long syncWanted;
     private volatile HtodException flusherFailure;
+    /** The flusher's failed attempts since its last one that did not fail. */
+    private volatile int failuresInARow;
     /** Why the flusher stopped for good, or null while it runs. */
     private volatile HtodException stopped;
     private long lastAsyncSync;
@@ -172,7 +174,7 @@ public final class WriteLayer {
         while (true) {
             ensureWritable();
             healIfNeeded();
-            mob.awaitRoom(expected);
+            mob.awaitRoom(expected, this::giveUpIfFlusherFails);
             appendGuard.readLock().lock();
             stripe.lock();
             try {
@@ -222,7 +224,7 @@ public final class WriteLayer {
                 stripe.unlock();
                 appendGuard.readLock().unlock();
             }
-            log.awaitRoom(expected);
+            awaitLogRoom(expected);
         }
         nudge();
     }
@@ -284,7 +286,7 @@ public final class WriteLayer {
         while (true) {
             ensureWritable();
             healIfNeeded();
-            mob.awaitRoom(bytes);
+            mob.awaitRoom(bytes, this::giveUpIfFlusherFails);
             appendGuard.readLock().lock();
             List<ReentrantLock> held = new ArrayList<>();
             try {
@@ -341,8 +343,31 @@ public final class WriteLayer {
                 }
                 appendGuard.readLock().unlock();
             }
-            log.awaitRoom(bytes);
+            awaitLogRoom(bytes);
         }
+    }
+
+    /** Waits for room in the log, which the flusher makes; see {@link #giveUpIfFlusherFails}. */
+    private void awaitLogRoom(int bytes) {
+        while (!log.awaitRoom(bytes, 100)) {
+            giveUpIfFlusherFails();
+        }
+    }
+
+    /**
+     * A writer waiting for room in the log or the buffer: only the flusher makes room, and while
+     * each of its attempts fails (a device that keeps failing, a power cut) none will come. The
+     * writer is told why rather than left waiting for ever; a failure the flusher gets over (a
+     * single failed write) keeps no writer from its room.
+     */
+    private void giveUpIfFlusherFails() {
+        HtodException f = flusherFailure;
+        if (f != null && failuresInARow >= 3) {
+            throw new HtodException("no room for this change in the log or the write buffer of " + heap.device().name()
+                    + ": the flusher, which makes room, has failed " + failuresInARow + " times in a row ("
+                    + f.getMessage() + ")", f);
+        }
+        ensureWritable();
     }
 
     private static List<ReentrantLock> lockOrder(TreeMap<Integer, ReentrantLock> locks) {
@@ -478,6 +503,7 @@ public final class WriteLayer {
                     idleSince = System.nanoTime();
                 }
                 flusherFailure = null;
+                failuresInARow = 0;
             } catch (InterruptedException e) {
                 return;
             } catch (StoreClosedException e) {
@@ -490,6 +516,7 @@ public final class WriteLayer {
                 return;
             } catch (HtodException e) {
                 flusherFailure = e;
+                failuresInARow++;
                 stats.installFailures++;
                 if (closed || (closing && ++closingFailures >= 3)) {
                     stop(e); // a close does not wait for a device that keeps failing
