@@ -62,6 +62,11 @@ public final class BufferedMap implements TableReader, TableWriter {
     @Override
     public long size() {
         layer.ensureOpen();
+        return layer.size(this);
+    }
+
+    /** The table's count and the buffer's difference from it; the caller keeps installs out (see {@link WriteLayer#size}). */
+    long sizeNow() {
         return Math.max(0, table.size() + mob.delta(tableId, true, p -> table.read(p.key, false) != null));
     }
 

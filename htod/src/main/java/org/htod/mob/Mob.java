@@ -119,6 +119,16 @@ final class Mob {
         return stripes[(int) ((hash ^ tableId * 0x9E3779B97F4A7C15L) >>> 56)];
     }
 
+    /** Whether the calling thread holds a stripe lock (it runs a compute function, say). */
+    boolean holdsAnyLock() {
+        for (ReentrantLock l : stripes) {
+            if (l.isHeldByCurrentThread()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     Pending get(long tableId, byte[] key) {
         return map.get(Key.of(tableId, key));
     }

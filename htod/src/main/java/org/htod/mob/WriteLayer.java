@@ -364,6 +364,25 @@ public final class WriteLayer {
         return new ArrayList<>(locks.values());
     }
 
+    /**
+     * A map's size, read with no install running: an install changes the table's count and then
+     * takes its keys out of the buffer, and a size read between the two would miss (or count
+     * twice) every key of the batch, even in a map nobody writes. A thread inside a compute
+     * function holds a key's stripe lock, which the flusher takes under the install lock: it reads
+     * without waiting, as before.
+     */
+    long size(BufferedMap m) {
+        if (mob.holdsAnyLock()) {
+            return m.sizeNow();
+        }
+        install.lock();
+        try {
+            return m.sizeNow();
+        } finally {
+            install.unlock();
+        }
+    }
+
     /** Makes every change so far durable. */
     public void sync() {
         ensureOpen();
