@@ -37,7 +37,6 @@ public final class Container implements AutoCloseable {
     private final String name;
     private volatile Superblock current;
     private volatile boolean closed;
-    /** The error of a superblock write whose outcome on disk is unknown; no update after it. */
     /** The highest sequence an update began to write, perhaps failing: the next one goes above it. */
     private long attempted;
 
