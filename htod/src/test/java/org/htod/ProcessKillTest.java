@@ -24,6 +24,7 @@ import org.htod.KillChild.Ops;
 import org.htod.testkit.OpenedStores;
 import org.htod.testkit.VerifyStores;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
@@ -56,6 +57,7 @@ class ProcessKillTest {
     }
 
     @Test
+    @Timeout(value = 20, unit = TimeUnit.MINUTES) // 100 child JVMs: a minute or two alone, more on a busy machine
     void everyAcknowledgedOperationSurvivesSigkill(OpenedStores stores) throws Exception {
         long seed = Long.getLong("htod.test.seed", System.nanoTime());
         Path file = stores.newFile("kill");
