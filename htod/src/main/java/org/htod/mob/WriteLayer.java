@@ -263,7 +263,8 @@ public final class WriteLayer {
         }
         List<BufferedMap> ms = new ArrayList<>(ops.size());
         List<Long> hashes = new ArrayList<>(ops.size());
-        int bytes = 4;
+        // As WriteBatch counts: 64 bytes an operation covers its fields and the record's count.
+        int bytes = 0;
         for (BatchOp op : ops) {
             BufferedMap m = op.map();
             if (m.layer != this) {
