@@ -215,6 +215,11 @@ public final class HtodStore implements AutoCloseable {
         }
     }
 
+    /** Log mode's write layer, for tests that count what it does; null in direct mode. */
+    WriteLayer layer() {
+        return layer;
+    }
+
     /** The tables: direct mode's, or those under the write layer. */
     TableStore tables() {
         return tables;

@@ -661,6 +661,11 @@ public final class WriteLayer {
             } finally {
                 appendGuard.writeLock().unlock();
             }
+            // At ASYNC and NONE the records before cpLsn may not be durable yet. A superblock
+            // naming cpLsn beyond the log's durable end would, after a crash, have recovery go on
+            // from that end below cpLsn, and the next recovery skip the install records written
+            // there (it redoes those from cpLsn on): links on disk into blocks the heap thinks free.
+            log.syncTo(cpLsn);
             long old = checkpointBlock;
             long estimate = 64L + heap.snapshot(old).remaining() + 64L * (tables.all().size() + 1) + 256;
             long block = heap.allocate(ByteBuffer.allocate((int) estimate));
