@@ -15,6 +15,7 @@ import java.util.function.LongSupplier;
 import org.htod.core.CorruptStoreException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
+import org.htod.core.StoreFullException;
 import org.htod.core.alloc.Heap;
 import org.htod.core.container.Superblock;
 import org.htod.core.log.Log;
@@ -364,9 +365,15 @@ public final class WriteLayer {
     private void giveUpIfFlusherFails() {
         HtodException f = flusherFailure;
         if (f != null && failuresInARow >= 3) {
-            throw new HtodException("no room for this change in the log or the write buffer of " + heap.device().name()
+            String why = "no room for this change in the log or the write buffer of " + heap.device().name()
                     + ": the flusher, which makes room, has failed " + failuresInARow + " times in a row ("
-                    + f.getMessage() + ")", f);
+                    + f.getMessage() + ")";
+            for (Throwable c = f; c != null; c = c.getCause()) {
+                if (c instanceof StoreFullException) {
+                    throw new StoreFullException(why, f); // a full disk, as a write to it would say
+                }
+            }
+            throw new HtodException(why, f);
         }
         ensureWritable();
     }
