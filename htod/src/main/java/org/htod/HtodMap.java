@@ -94,9 +94,10 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
         return b;
     }
 
-    byte[] valueBytes(V value) {
+    /** The bytes of a value to be put under the key of bytes {@code key}: in log mode both go in one log record. */
+    byte[] valueBytes(byte[] key, V value) {
         byte[] b = values.encode(Objects.requireNonNull(value, "value"));
-        long max = store.maxValueBytes();
+        long max = store.maxValueBytes(key.length);
         if (b.length > max) {
             throw new EntryTooLargeException("a value encodes to " + b.length + " bytes; map '" + name
                     + "' takes values of at most " + max + " bytes" + (max < Htod.MAX_VALUE_BYTES
@@ -181,7 +182,8 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
 
     @Override
     public V put(K key, V value) {
-        return put(keyBytes(key), valueBytes(value), 0);
+        byte[] k = keyBytes(key);
+        return put(k, valueBytes(k, value), 0);
     }
 
     /**
@@ -191,7 +193,8 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
      * @return the previous live value, or null
      */
     public V put(K key, V value, Duration ttl) {
-        return put(keyBytes(key), valueBytes(value), expiry(ttl));
+        byte[] k = keyBytes(key);
+        return put(k, valueBytes(k, value), expiry(ttl));
     }
 
     private long expiry(Duration ttl) {
@@ -230,7 +233,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             throw new IllegalArgumentException("a version is at least 1, found " + version);
         }
         byte[] k = keyBytes(key);
-        byte[] v = valueBytes(value);
+        byte[] v = valueBytes(k, value);
         boolean[] applied = {false};
         writer.update(k, cur -> {
             applied[0] = cur == null || version > cur.version();
@@ -252,7 +255,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
     @Override
     public V putIfAbsent(K key, V value) {
         byte[] k = keyBytes(key);
-        byte[] v = valueBytes(value);
+        byte[] v = valueBytes(k, value);
         StoredEntry[] old = {null};
         writer.update(k, cur -> {
             old[0] = cur;
@@ -264,7 +267,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
     @Override
     public V replace(K key, V value) {
         byte[] k = keyBytes(key);
-        byte[] v = valueBytes(value);
+        byte[] v = valueBytes(k, value);
         StoredEntry[] old = {null};
         writer.update(k, cur -> {
             old[0] = cur;
@@ -276,8 +279,8 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
     @Override
     public boolean replace(K key, V oldValue, V newValue) {
         byte[] k = keyBytes(key);
-        byte[] o = valueBytes(oldValue);
-        byte[] v = valueBytes(newValue);
+        byte[] o = valueBytes(k, oldValue);
+        byte[] v = valueBytes(k, newValue);
         boolean[] done = {false};
         writer.update(k, cur -> {
             done[0] = sameValue(cur, o);
@@ -326,7 +329,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             if (nv == null) {
                 return cur == null ? null : Change.REMOVE;
             }
-            return Change.put(valueBytes(nv), 0);
+            return Change.put(valueBytes(k, nv), 0);
         });
         return out.get(0);
     }
@@ -343,7 +346,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             }
             V nv = fn.apply(key);
             out.add(nv);
-            return nv == null ? null : Change.put(valueBytes(nv), 0);
+            return nv == null ? null : Change.put(valueBytes(k, nv), 0);
         });
         return out.get(0);
     }
@@ -360,7 +363,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             }
             V nv = fn.apply(key, value(cur));
             out.add(nv);
-            return nv == null ? Change.REMOVE : Change.put(valueBytes(nv), 0);
+            return nv == null ? Change.REMOVE : Change.put(valueBytes(k, nv), 0);
         });
         return out.get(0);
     }
@@ -369,7 +372,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
     public V merge(K key, V value, BiFunction<? super V, ? super V, ? extends V> fn) {
         Objects.requireNonNull(fn, "remappingFunction");
         byte[] k = keyBytes(key);
-        byte[] given = valueBytes(value);
+        byte[] given = valueBytes(k, value);
         List<V> out = new ArrayList<>(1);
         writer.update(k, cur -> {
             if (cur == null) {
@@ -378,7 +381,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             }
             V nv = fn.apply(value(cur), value);
             out.add(nv);
-            return nv == null ? Change.REMOVE : Change.put(valueBytes(nv), 0);
+            return nv == null ? Change.REMOVE : Change.put(valueBytes(k, nv), 0);
         });
         return out.get(0);
     }
@@ -394,7 +397,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
         long bytes = 0;
         for (Map.Entry<? extends K, ? extends V> e : m.entrySet()) {
             byte[] k = keyBytes(e.getKey());
-            byte[] v = valueBytes(e.getValue());
+            byte[] v = valueBytes(k, e.getValue());
             ks.add(k);
             vs.add(v);
             bytes += k.length + v.length;

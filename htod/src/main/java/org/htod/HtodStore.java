@@ -172,9 +172,18 @@ public final class HtodStore implements AutoCloseable {
         }
     }
 
-    /** Largest value, in encoded bytes: {@link Htod#MAX_VALUE_BYTES}, or in log mode what one log record holds. */
+    /**
+     * Largest value, in encoded bytes, under a key of any size: {@link Htod#MAX_VALUE_BYTES}, or in
+     * log mode what one log record holds beside a key of {@link Htod#MAX_KEY_BYTES} (0 if the log
+     * is too small for that). Smaller keys leave room for larger values.
+     */
     public long maxValueBytes() {
-        return layer == null ? Htod.MAX_VALUE_BYTES : Math.min(Htod.MAX_VALUE_BYTES, layer.maxBatchBytes() - 64 - Htod.MAX_KEY_BYTES);
+        return Math.max(0, maxValueBytes(Htod.MAX_KEY_BYTES));
+    }
+
+    /** Largest value under a key of {@code keyBytes}: in log mode key and value share one log record. */
+    long maxValueBytes(int keyBytes) {
+        return layer == null ? Htod.MAX_VALUE_BYTES : Math.min(Htod.MAX_VALUE_BYTES, layer.maxBatchBytes() - 64 - keyBytes);
     }
 
     /** Whether this store writes through the log (the default) rather than directly. */
@@ -204,6 +213,11 @@ public final class HtodStore implements AutoCloseable {
         } catch (CorruptStoreException e) {
             return new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));
         }
+    }
+
+    /** Log mode's write layer, for tests that count what it does; null in direct mode. */
+    WriteLayer layer() {
+        return layer;
     }
 
     /** The tables: direct mode's, or those under the write layer. */

@@ -58,13 +58,15 @@ public final class WriteBatch implements AutoCloseable {
     /** Maps {@code key} to {@code value} in {@code map} when the batch commits. */
     public <K, V> WriteBatch put(HtodMap<K, V> map, K key, V value) {
         BufferedMap m = target(map);
-        return add(m, map.keyBytes(key), map.valueBytes(value), 0, 0);
+        byte[] k = map.keyBytes(key);
+        return add(m, k, map.valueBytes(k, value), 0, 0);
     }
 
     /** Maps {@code key} to {@code value} for {@code ttl} when the batch commits. */
     public <K, V> WriteBatch put(HtodMap<K, V> map, K key, V value, Duration ttl) {
         BufferedMap m = target(map);
-        return add(m, map.keyBytes(key), map.valueBytes(value), map.expiryOf(ttl), 0);
+        byte[] k = map.keyBytes(key);
+        return add(m, k, map.valueBytes(k, value), map.expiryOf(ttl), 0);
     }
 
     /**
@@ -76,7 +78,8 @@ public final class WriteBatch implements AutoCloseable {
             throw new IllegalArgumentException("a version is at least 1, found " + version);
         }
         BufferedMap m = target(map);
-        return add(m, map.keyBytes(key), map.valueBytes(value), 0, version);
+        byte[] k = map.keyBytes(key);
+        return add(m, k, map.valueBytes(k, value), 0, version);
     }
 
     /** Removes {@code key} from {@code map} when the batch commits. */

@@ -276,7 +276,8 @@ public final class WriteLayer {
         }
         List<BufferedMap> ms = new ArrayList<>(ops.size());
         List<Long> hashes = new ArrayList<>(ops.size());
-        int bytes = 4;
+        // As WriteBatch counts: 64 bytes an operation covers its fields and the record's count.
+        int bytes = 0;
         for (BatchOp op : ops) {
             BufferedMap m = op.map();
             if (m.layer != this) {
@@ -661,6 +662,11 @@ public final class WriteLayer {
             } finally {
                 appendGuard.writeLock().unlock();
             }
+            // At ASYNC and NONE the records before cpLsn may not be durable yet. A superblock
+            // naming cpLsn beyond the log's durable end would, after a crash, have recovery go on
+            // from that end below cpLsn, and the next recovery skip the install records written
+            // there (it redoes those from cpLsn on): links on disk into blocks the heap thinks free.
+            log.syncTo(cpLsn);
             long old = checkpointBlock;
             // Free in the new checkpoint: the old one's block, and those of checkpoints whose
             // superblock update failed (it may have landed all the same, so they were kept).
@@ -684,10 +690,6 @@ public final class WriteLayer {
                 heap.rewrite(block, rec);
                 tables.writeHeaders();
                 heap.sync();
-                // The log up to the checkpoint's position is durable before the superblock names
-                // it: at ASYNC and NONE it may not be yet, and a crash would then resume the log
-                // below the checkpoint, whose later records recovery would skip.
-                log.sync();
                 long payloadAt = heap.address(block) + 48;
                 long len = rec.remaining();
                 long epoch = log.epoch();
@@ -766,13 +768,22 @@ public final class WriteLayer {
     /** Installs every buffered change and takes a checkpoint, so that a reopen after a crash reads little. */
     public void checkpointNow() {
         ensureOpen();
+        // Everything buffered, a batch at a time, then every doubling that is due, a step at a
+        // time; a checkpoint whenever the log fills, as the flusher does, since only a checkpoint
+        // gives the log's space back to the records of these very steps.
         while (installOnce()) {
-            // everything buffered, a batch at a time
+            checkpointIfLogFills();
         }
         while (doublings()) {
-            // and every doubling that is due, a step at a time
+            checkpointIfLogFills();
         }
         checkpoint(false);
+    }
+
+    private void checkpointIfLogFills() {
+        if (log.used() > log.regionSize() / 3) {
+            checkpoint(false);
+        }
     }
 
     /** Reads the write layer's figures for the store's statistics. */

@@ -314,6 +314,19 @@ public final class Log {
         awaitDurable(a.end(), a.generation());
     }
 
+    /** Makes every record before {@code position} durable: nothing to do if it is already. */
+    public void syncTo(long position) {
+        long gen;
+        synchronized (this) {
+            if (durable >= position) {
+                return;
+            }
+            ensureUsable();
+            gen = generation;
+        }
+        awaitDurable(position, gen);
+    }
+
     /** Makes every record appended so far durable. */
     public void sync() {
         long upTo;

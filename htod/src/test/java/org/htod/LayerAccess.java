@@ -1,0 +1,30 @@
+package org.htod;
+
+import org.htod.mob.WriteLayer;
+
+/**
+ * What the write layer's tests (in {@code org.htod.mob}) need of this package beyond the public
+ * API: a store's write layer, whose counters they read, and the builder's tuning for tests.
+ */
+public final class LayerAccess {
+    private LayerAccess() {}
+
+    /** The write layer of a store opened in log mode. */
+    public static WriteLayer layer(HtodStore store) {
+        WriteLayer l = store.layer();
+        if (l == null) {
+            throw new IllegalArgumentException(store + " is in direct mode: it has no write layer");
+        }
+        return l;
+    }
+
+    /** The most keys one install of the write layer takes. */
+    public static Htod.Builder installBatch(Htod.Builder b, int keys) {
+        return b.installBatch(keys);
+    }
+
+    /** The fewest buckets one step of a doubling moves (and the direct mode's pending links). */
+    public static Htod.Builder doublingMinBatch(Htod.Builder b, int buckets) {
+        return b.tuning(org.htod.table.TableOptions.DEFAULT_MAX_PENDING_LINKS, buckets);
+    }
+}

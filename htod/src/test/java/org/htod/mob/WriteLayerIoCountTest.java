@@ -1,0 +1,134 @@
+package org.htod.mob;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.htod.Codec;
+import org.htod.Durability;
+import org.htod.Htod;
+import org.htod.HtodMap;
+import org.htod.HtodStore;
+import org.htod.core.device.BlockDevice;
+import org.htod.core.device.CountingDevice;
+import org.htod.core.device.CrashDevice;
+import org.htod.core.device.ForwardingDevice;
+import org.htod.core.device.IoCounts;
+import org.htod.core.device.MemoryDevice;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the write layer saves in device I/O, counted: group commit shares a sync among the
+ * writers that wait at the same time, and the write buffer absorbs repeated updates of a key
+ * before the flusher installs it.
+ */
+class WriteLayerIoCountTest {
+
+    /** A device whose sync takes a millisecond, as a disk's does: writers arriving meanwhile gather for the next. */
+    private static final class SlowSync extends ForwardingDevice {
+        SlowSync(BlockDevice inner) {
+            super(inner);
+        }
+
+        @Override
+        public void sync() {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            super.sync();
+        }
+    }
+
+    @Test
+    void sixtyFourSyncWritersShareTheirSyncs() throws InterruptedException {
+        int threads = 64;
+        int perThread = 50 * LogStores.scale();
+        MemoryDevice disk = new MemoryDevice();
+        CrashDevice crash = new CrashDevice(disk);
+        CountingDevice dev = new CountingDevice(new SlowSync(crash));
+        HtodStore s = Htod.builder(dev).grain(64).logSize(4 << 20).durability(Durability.SYNC).open();
+        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+        WriteLayer layer = LogStores.layer(s);
+        long[] groupsBefore = layer.log.groupCounts();
+        dev.reset();
+        List<Thread> ts = new ArrayList<>();
+        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int me = t;
+            Thread th = new Thread(() -> {
+                for (int i = 0; i < perThread; i++) {
+                    m.put("t" + me + "-" + i, "v" + i);
+                }
+            });
+            th.setUncaughtExceptionHandler((x, e) -> failures.add(e));
+            ts.add(th);
+            th.start();
+        }
+        for (Thread th : ts) {
+            th.join(120_000);
+            assertTrue(!th.isAlive(), "a writer hangs");
+        }
+        assertTrue(failures.isEmpty(), "writers failed: " + failures);
+        IoCounts c = dev.counts();
+        long[] groups = layer.log.groupCounts();
+        long puts = (long) threads * perThread;
+        long commits = groups[0] - groupsBefore[0];
+        String report = puts + " puts by " + threads + " threads at SYNC: " + c.syncs() + " syncs, " + c.writes()
+                + " writes; " + commits + " group commits carrying " + (groups[1] - groupsBefore[1]) + " records";
+        System.out.println("WriteLayerIoCountTest: " + report);
+        assertTrue(c.syncs() <= puts / 4, report);
+        assertTrue(commits <= puts / 4, report);
+        assertTrue(commits > 0 && c.syncs() >= commits, report);
+
+        // Every put returned at SYNC: a power cut now, keeping none of the unsynced writes, loses none.
+        crash.crash(42);
+        LogStores.closeQuietly(s);
+        try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+            HtodMap<String, String> m2 = again.map("m", Codec.string(), Codec.string());
+            assertEquals(puts, m2.size());
+            for (int t = 0; t < threads; t++) {
+                for (int i = 0; i < perThread; i++) {
+                    assertEquals("v" + i, m2.get("t" + t + "-" + i));
+                }
+            }
+            LogStores.verify(again);
+        }
+    }
+
+    @Test
+    void aThousandUpdatesOfOneKeyMakeAHandfulOfInstalls() {
+        MemoryDevice disk = new MemoryDevice();
+        CountingDevice dev = new CountingDevice(disk);
+        HtodStore s = Htod.builder(dev).grain(64).logSize(4 << 20).durability(Durability.SYNC).open();
+        HtodMap<String, String> m = s.map("hot", Codec.string(), Codec.string());
+        WriteLayer layer = LogStores.layer(s);
+        long[] buffered = layer.mob.counts();
+        dev.reset();
+        int updates = 1000;
+        for (int i = 0; i < updates; i++) {
+            m.put("key", "value " + i);
+        }
+        IoCounts c = dev.counts();
+        long[] absorbed = layer.mob.counts();
+        s.close(); // installs what the buffer holds, then the flusher stops: its counters are final
+        WriteLayer.Stats st = layer.stats();
+        String report = updates + " updates of one key: " + st.installs + " installs of " + st.installedKeys + " keys, "
+                + (absorbed[1] - buffered[1]) + " updates absorbed in the buffer; " + c.syncs() + " syncs and " + c.writes()
+                + " writes before the close";
+        System.out.println("WriteLayerIoCountTest: " + report);
+        assertTrue(st.installedKeys >= 1, report);
+        assertTrue(st.installedKeys <= 5, report);
+        assertTrue(absorbed[1] - buffered[1] >= updates - 5, report);
+        // Each update at SYNC is one log write and one sync; the tables see almost none of them.
+        assertTrue(c.writes() <= updates + 50, report);
+        try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+            HtodMap<String, String> m2 = again.map("hot", Codec.string(), Codec.string());
+            assertEquals("value " + (updates - 1), m2.get("key"));
+            assertEquals(updates, m2.version("key"));
+            LogStores.verify(again);
+        }
+    }
+}
