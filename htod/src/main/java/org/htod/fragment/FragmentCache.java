@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -152,8 +153,9 @@ public final class FragmentCache {
     }
 
     /**
-     * Applies {@code changes} in order, as one unit: sources, graph edges, expiry entries and every
-     * affected assembly. Either all are written or, if one is refused, none.
+     * Applies {@code changes} as one unit: sources, graph edges, expiry entries and every affected
+     * assembly. The outcome for a path is its last change in the list; an include cycle is judged
+     * on the outcome, not on the steps. Either all are written or, if one is refused, none.
      *
      * @throws MalformedIncludeException if a source has a malformed include (nothing written)
      * @throws org.htod.odg.CycleException if an include would close a cycle (nothing written)
@@ -189,9 +191,14 @@ public final class FragmentCache {
         try (WriteUnit u = new WriteUnit(store)) {
             GraphEdit g = graph.edit(u); // first: the edit lock serializes units, reads below see the latest
             long now = clock.millis();
-            Set<String> changed = new LinkedHashSet<>();
-            Set<String> dropped = new LinkedHashSet<>();
+            // The unit's outcome is each path's last change, whatever came before it in the list.
+            Map<String, Change> last = new LinkedHashMap<>();
             for (Change c : changes) {
+                last.put(c.path(), c);
+            }
+            Set<String> changed = new LinkedHashSet<>();
+            Map<String, Set<String>> includes = new LinkedHashMap<>();
+            for (Change c : last.values()) {
                 String p = c.path();
                 if (onlyExpired) {
                     Long t = u.get(expiry, p);
@@ -199,6 +206,7 @@ public final class FragmentCache {
                         continue;
                     }
                 }
+                Set<String> deps = new LinkedHashSet<>();
                 if (c.isUnpublish()) {
                     if (u.get(cache1, p) == null) {
                         continue;
@@ -206,9 +214,6 @@ public final class FragmentCache {
                     u.remove(cache1, p);
                     u.remove(cache2, p);
                     u.remove(expiry, p);
-                    dropped.addAll(g.dependencies(p));
-                    g.setDependencies(p, List.of());
-                    dropped.add(p);
                 } else {
                     u.put(cache1, p, c.source());
                     if (c.ttl() != null) {
@@ -216,16 +221,31 @@ public final class FragmentCache {
                     } else if (u.get(expiry, p) != null) {
                         u.remove(expiry, p);
                     }
-                    Set<String> deps = new LinkedHashSet<>();
                     for (Include inc : Includes.parse(c.source())) {
                         deps.add(inc.path());
                     }
-                    Set<String> old = g.dependencies(p);
-                    old.removeAll(deps);
-                    dropped.addAll(old);
-                    g.setDependencies(p, deps);
                 }
+                includes.put(p, deps);
                 changed.add(p);
+            }
+            // Every edge that goes away goes before any new one is added: the graph then passes only
+            // through subsets of its final edges, and no cycle is seen that the outcome does not have.
+            Set<String> dropped = new LinkedHashSet<>();
+            for (Map.Entry<String, Set<String>> e : includes.entrySet()) {
+                for (String d : g.dependencies(e.getKey())) {
+                    if (!e.getValue().contains(d)) {
+                        g.removeEdge(d, e.getKey());
+                        dropped.add(d);
+                    }
+                }
+                if (u.get(cache1, e.getKey()) == null) {
+                    dropped.add(e.getKey());
+                }
+            }
+            for (Map.Entry<String, Set<String>> e : includes.entrySet()) {
+                if (u.get(cache1, e.getKey()) != null) {
+                    g.setDependencies(e.getKey(), e.getValue());
+                }
             }
             // A node that is neither published nor used by anything has no reason to stay.
             for (String p : dropped) {

@@ -150,6 +150,10 @@ public final class DependencyGraph {
         }
     }
 
+    HtodStore store() {
+        return store;
+    }
+
     HtodMap<String, byte[]> nodesMap() {
         return nodes;
     }

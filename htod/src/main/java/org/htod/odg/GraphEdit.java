@@ -54,16 +54,16 @@ public final class GraphEdit {
         return node(Names.check(node)) != null;
     }
 
-    /** What {@code node} uses (its dependencies); empty for an unknown node. */
+    /** What {@code node} uses (its dependencies), as a new set; empty for an unknown node. */
     public Set<String> dependencies(String node) {
         NodeRecord r = node(Names.check(node));
-        return r == null ? Set.of() : members(node, r.uses, USES);
+        return r == null ? new LinkedHashSet<>() : members(node, r.uses, USES);
     }
 
-    /** What uses {@code node} (its dependents); empty for an unknown node. */
+    /** What uses {@code node} (its dependents), as a new set; empty for an unknown node. */
     public Set<String> dependents(String node) {
         NodeRecord r = node(Names.check(node));
-        return r == null ? Set.of() : members(node, r.usedBy, USED_BY);
+        return r == null ? new LinkedHashSet<>() : members(node, r.usedBy, USED_BY);
     }
 
     /**
