@@ -226,9 +226,13 @@ final class PublishingServer implements AutoCloseable {
     }
 
     private void closeQuietly() {
-        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-        io.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-        app.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        // All three at once: closing a connection runs its handlers on both the I/O and the app executors.
+        var b = boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        var i = io.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        var a = app.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        b.syncUninterruptibly();
+        i.syncUninterruptibly();
+        a.syncUninterruptibly();
         if (publisher != null) {
             publisher.close();
         }
