@@ -85,7 +85,7 @@ public final class Main {
         if (load) {
             LoadGenerator.Plan plan0 = new LoadGenerator.Plan(target, Duration.ofSeconds(seconds), maxPublishes, maxReads,
                     publishers, readers);
-            runLoad(plan0, site, data, demo);
+            runLoad(plan0, site);
             return;
         }
         PublishingServer.Config cfg = new PublishingServer.Config(data, host, port, maxBody, Duration.ofSeconds(10),
@@ -108,8 +108,8 @@ public final class Main {
         Thread.currentThread().join(); // serve until the process is stopped
     }
 
-    /** Against a given server, or one started here on a fresh demo store (in a temporary directory unless --data). */
-    private static void runLoad(LoadGenerator.Plan plan0, DemoSite site, Path data, boolean dataGiven) throws Exception {
+    /** Against a given server, or one started here on a fresh demo store in a temporary directory. */
+    private static void runLoad(LoadGenerator.Plan plan0, DemoSite site) throws Exception {
         if (plan0.base() != null) {
             System.out.println(new LoadGenerator(plan0, site).run().text());
             return;
@@ -129,9 +129,6 @@ public final class Main {
         } finally {
             Files.deleteIfExists(store);
             Files.deleteIfExists(dir);
-        }
-        if (dataGiven) {
-            System.out.println("(--load ran over a fresh temporary store; " + data + " was not used)");
         }
     }
 
