@@ -6,6 +6,8 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -21,6 +23,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.buffer.Unpooled;
 import io.netty.util.concurrent.DefaultEventExecutorGroup;
 import io.netty.util.concurrent.EventExecutorGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -74,6 +77,8 @@ final class PublishingServer implements AutoCloseable {
     private final EventLoopGroup io = new NioEventLoopGroup(2);
     private final EventExecutorGroup app = new DefaultEventExecutorGroup(8);
     private final Channel channel;
+    /** Every open connection, closed before the executors stop so that no pipeline is torn down after them. */
+    private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final long startedNanos;
     final String loadReport;
 
@@ -141,6 +146,7 @@ final class PublishingServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        connections.add(ch);
                         ch.pipeline().addLast(new HttpServerCodec()).addLast(new Aggregator(config.maxBody()))
                                 .addLast(app, api);
                     }
@@ -222,17 +228,15 @@ final class PublishingServer implements AutoCloseable {
     @Override
     public void close() {
         channel.close().syncUninterruptibly();
+        connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         closeQuietly();
     }
 
     private void closeQuietly() {
-        // All three at once: closing a connection runs its handlers on both the I/O and the app executors.
-        var b = boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        var i = io.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        var a = app.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        b.syncUninterruptibly();
-        i.syncUninterruptibly();
-        a.syncUninterruptibly();
+        // The app executors last: while I/O threads run, they may hand a connection's events to them.
+        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        io.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        app.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         if (publisher != null) {
             publisher.close();
         }
