@@ -80,7 +80,7 @@ final class DemoSite {
     }
 
     List<String> pagePaths() {
-        List<String> out = new ArrayList<>(List.of("/index.html", "/medals/table.html"));
+        List<String> out = new ArrayList<>(List.of("/index.html", "/medals/index.html"));
         for (int s = 0; s < sports; s++) {
             out.add(sportPage(s));
             for (int e = 0; e < events; e++) {
@@ -139,7 +139,8 @@ final class DemoSite {
         for (int c = 0; c < countries; c++) {
             table.append(include("/medals/" + COUNTRIES[c] + ".html"));
         }
-        out.add(Change.publish("/medals/table.html", page("Medal table", table.append("</table>\n").toString())));
+        out.add(Change.publish("/medals/table.html", table.append("</table>\n").toString()));
+        out.add(Change.publish("/medals/index.html", page("Medal table", include("/medals/table.html"))));
         StringBuilder home = new StringBuilder(include("/chrome/ticker.html") + include("/medals/table.html"));
         for (int s = 0; s < sports; s++) {
             out.add(Change.publish(sportPage(s), page(SPORTS[s], include(summary(s)))));
