@@ -36,5 +36,6 @@ t1=$(date +%s%N)
 echo "after SIGKILL under load, second start ($(( (t1 - t0) / 1000000 )) ms from exec to a served port, JVM start included):"
 sed 's/^/  /' "$dir/second.log"
 curl -s "http://127.0.0.1:$(cat "$dir/second.port")/stats" | sed -n 's/.*"detail":"\([^"]*\)".*/  store: \1/p'
+echo
 kill -TERM "$pid"
 wait "$pid" 2>/dev/null || true
