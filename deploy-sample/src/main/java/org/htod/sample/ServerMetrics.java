@@ -7,7 +7,9 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -72,8 +74,8 @@ final class ServerMetrics {
     }
 
     /** Latency percentiles of a timer in milliseconds, keyed "p50", "p90", "p99", and "mean", "max". */
-    static java.util.Map<String, Double> percentiles(Timer t) {
-        java.util.Map<String, Double> m = new java.util.LinkedHashMap<>();
+    static Map<String, Double> percentiles(Timer t) {
+        Map<String, Double> m = new LinkedHashMap<>();
         for (var v : t.takeSnapshot().percentileValues()) {
             m.put("p" + Math.round(v.percentile() * 100), v.value(TimeUnit.MILLISECONDS));
         }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 import org.htod.Codec;
 import org.htod.HtodMap;
 import org.htod.HtodStore;
@@ -47,7 +48,8 @@ import org.htod.odg.WriteUnit;
  * whose includes changed is rebuilt by <em>fragment reconstruction</em> (paper 002): the spans of
  * the changed includes are replaced, the rest of its cached text is kept. The unit is durable
  * when {@code apply} returns; see {@link WriteUnit} for what a crash during it may leave today.
- * Publishes are serialized by the graph's edit lock; reads take no lock.
+ * Publishes are serialized by the graph's edit lock; reads take no lock. Open one cache object
+ * per cache and store, and share it: two objects over one cache have two locks.
  */
 public final class FragmentCache {
     private final HtodStore store;
@@ -104,17 +106,7 @@ public final class FragmentCache {
 
     /** The fragment assembled (its source if it includes nothing), or null if it is not published. */
     public String page(String path) {
-        byte[] a = cache2.get(path);
-        if (a != null) {
-            return Assembly.text(path, a);
-        }
-        String src = cache1.get(path);
-        if (src == null) {
-            return null;
-        }
-        List<Include> inc = Includes.parse(src);
-        // A composite published while this read ran may have its source before its assembly.
-        return inc.isEmpty() ? src : Assembly.assemble(src, inc, p -> Objects.requireNonNullElse(page(p), "")).text;
+        return assembled(path, cache2::get, cache1::get);
     }
 
     /** When the fragment's time to live ends, or null if it has none. */
@@ -294,16 +286,26 @@ public final class FragmentCache {
 
     /** The assembled text of {@code path} as the unit would leave it; "" if not published. */
     private String text(WriteUnit u, String path) {
-        byte[] a = u.get(cache2, path);
+        return Objects.requireNonNullElse(assembled(path, p -> u.get(cache2, p), p -> u.get(cache1, p)), "");
+    }
+
+    /**
+     * The assembly of {@code path} from the given views of cache2 and cache1, or null if it is not
+     * published. A composite always has its assembly in cache2 once a unit has committed; the
+     * assembly from its source covers a read that runs while a unit's writes are being applied.
+     */
+    private static String assembled(String path, Function<String, byte[]> cache2, Function<String, String> cache1) {
+        byte[] a = cache2.apply(path);
         if (a != null) {
             return Assembly.text(path, a);
         }
-        String src = u.get(cache1, path);
+        String src = cache1.apply(path);
         if (src == null) {
-            return "";
+            return null;
         }
         List<Include> inc = Includes.parse(src);
-        return inc.isEmpty() ? src : Assembly.assemble(src, inc, p -> text(u, p)).text;
+        return inc.isEmpty() ? src : Assembly.assemble(src, inc,
+                p -> Objects.requireNonNullElse(assembled(p, cache2, cache1), "")).text;
     }
 
     @Override

@@ -27,7 +27,8 @@ import org.htod.HtodStore;
  * <p>Every change goes through a {@link WriteUnit}: {@link #edit(WriteUnit)} to combine graph
  * changes with other writes, or the single-change methods here, each its own unit. Edits of one
  * graph are serialized by its edit lock (held from {@code edit} until the unit closes); reads
- * take no lock and see each record as last written.
+ * take no lock and see each record as last written. The lock belongs to this object: open one
+ * {@code DependencyGraph} per graph and store, and share it between threads.
  */
 public final class DependencyGraph {
     /** Members an edge set holds inline in its node's record; larger sets live in the edges map. */
