@@ -7,6 +7,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 import org.htod.table.HashtableOnDisk;
 import org.htod.table.Hashing;
@@ -62,7 +63,17 @@ public final class BufferedMap implements TableReader, TableWriter {
     @Override
     public long size() {
         layer.ensureOpen();
-        return Math.max(0, table.size() + mob.delta(tableId, true, p -> table.read(p.key, false) != null));
+        while (true) {
+            // The table's count and the buffer's difference, read with no install in between.
+            long epoch = layer.installEpoch();
+            if ((epoch & 1) == 0) {
+                long n = table.size() + mob.delta(tableId, true, p -> table.read(p.key, false) != null);
+                if (layer.installEpoch() == epoch) {
+                    return Math.max(0, n);
+                }
+            }
+            LockSupport.parkNanos(100_000);
+        }
     }
 
     @Override

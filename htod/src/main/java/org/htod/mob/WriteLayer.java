@@ -534,6 +534,7 @@ public final class WriteLayer {
                     l.unlock();
                 }
             }
+            installEpoch++; // odd: the tables count these keys before the buffer lets go of them
             try {
                 for (Map.Entry<Long, List<HashtableOnDisk.Item>> e : items.entrySet()) {
                     BufferedMap m = byId.get(e.getKey());
@@ -570,8 +571,23 @@ public final class WriteLayer {
             stats.installedKeys += batch.size();
             return true;
         } finally {
+            if ((installEpoch & 1) != 0) {
+                installEpoch++; // even: tables and buffer agree again (also when the install failed)
+            }
             install.unlock();
         }
+    }
+
+    /**
+     * Counts installs: odd while one runs, between the tables' change and the buffer's. A map's
+     * size (its table's count plus the buffer's difference) read across one would count the
+     * installed keys twice, or not at all; {@link BufferedMap#size} reads it again until none ran.
+     * Written under {@link #install} only.
+     */
+    private volatile long installEpoch;
+
+    long installEpoch() {
+        return installEpoch;
     }
 
     /**
