@@ -47,7 +47,9 @@ import org.htod.odg.WriteUnit;
  * cache2 in dependency order. A composite whose own source changed is assembled from it; one
  * whose includes changed is rebuilt by <em>fragment reconstruction</em> (paper 002): the spans of
  * the changed includes are replaced, the rest of its cached text is kept. The unit is durable
- * when {@code apply} returns; see {@link WriteUnit} for what a crash during it may leave today.
+ * when {@code apply} returns, and in log mode (the store's default) one atomic batch: after a
+ * crash the store holds all of it or none of it. See {@link WriteUnit} for direct mode, and for
+ * the limit on a unit's size.
  * Publishes are serialized by the graph's edit lock; reads take no lock. Open one cache object
  * per cache and store, and share it: two objects over one cache have two locks.
  */
@@ -151,6 +153,8 @@ public final class FragmentCache {
      *
      * @throws MalformedIncludeException if a source has a malformed include (nothing written)
      * @throws org.htod.odg.CycleException if an include would close a cycle (nothing written)
+     * @throws org.htod.EntryTooLargeException in log mode, if the unit's writes (sources and every
+     *     rebuilt assembly) exceed one log record (nothing written)
      */
     public PublishResult apply(List<Change> changes) {
         for (Change c : changes) {

@@ -7,8 +7,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
+import org.htod.Durability;
+import org.htod.EntryTooLargeException;
 import org.htod.HtodMap;
 import org.htod.HtodStore;
+import org.htod.WriteBatch;
 
 /**
  * Puts and removes over maps of one store, held in memory until {@link #commit()} writes them
@@ -19,12 +22,18 @@ import org.htod.HtodStore;
  * <p>The dependency graph and the fragment cache make every change through a unit, and {@link
  * #commit()} is the one place their writes reach the store.
  *
- * <p><b>What a commit guarantees today.</b> When {@code commit()} returns, every write of the
- * unit is durable (the store has been synced). A crash <em>during</em> a commit can leave any
- * subset of the unit's writes on disk, each write whole or absent: the unit is durable once
- * acknowledged but not atomic across a crash. Readers running beside a commit may see part of it.
- * When the store offers {@code WriteBatch} (all or none across a crash), {@link #commit()} becomes
- * one batch and the unit becomes atomic, with no change to its callers.
+ * <p><b>What a commit guarantees.</b> When {@code commit()} returns, every write of the unit is
+ * durable. In log mode (the store's default) the unit is one {@link WriteBatch}, that is one log
+ * record: a crash during the commit leaves all of the unit's writes or none of them, so a store
+ * reopened after a crash never holds a publish's fragment without its rebuilt pages, nor the graph
+ * with half an edit. A unit is limited to what one log record holds (about 1/8 of the store's log
+ * region: 8 MiB with the default 64 MiB region); a larger one is refused by {@code commit()} with
+ * an {@link EntryTooLargeException}, having written nothing. Readers running beside a commit may
+ * still see part of it while it is applied to the write buffer.
+ *
+ * <p>In direct mode ({@code Htod.Builder.directMode(true)}) the store has no log and offers no
+ * batch; the unit is then written map by map and synced once: durable once acknowledged, but a
+ * crash during the commit can leave any subset of its writes on disk, each write whole or absent.
  *
  * <p>Keys are compared with {@code equals}: stage through map views whose keys have value
  * equality (String, Long), and through the same {@link HtodMap} object for one map. A unit is
@@ -95,11 +104,13 @@ public final class WriteUnit implements AutoCloseable {
     }
 
     /**
-     * Writes every staged change and makes it durable; see the class comment for what holds if
-     * the process dies while this runs.
+     * Writes every staged change and makes it durable: in log mode as one atomic batch, in direct
+     * mode map by map; see the class comment for what holds if the process dies while this runs.
      *
      * @throws IllegalStateException if the unit was committed or closed already, or if a change
      *     made through it failed (the unit is then only fit to be closed)
+     * @throws EntryTooLargeException in log mode, if the unit's writes exceed what one log record
+     *     holds; nothing is written, and the unit is only fit to be closed
      */
     public void commit() {
         ensureOpen();
@@ -107,17 +118,44 @@ public final class WriteUnit implements AutoCloseable {
             r.run();
         }
         beforeCommit.clear();
-        // ---- The one place a unit reaches the store. With WriteBatch this block becomes:
-        //   try (WriteBatch b = store.batch()) { for each staged write: b.put(map, k, v) or
-        //       b.remove(map, k); b.commit(); }
-        // and the unit is all or none across a crash. Today: map by map, puts in batches
-        // (putAll shares allocation and link flushes), then one sync for the whole unit.
-        for (HtodMap<?, ?> map : order) {
-            apply(map, staged.get(map));
+        // ---- The one place a unit reaches the store.
+        if (store.logged()) {
+            // One WriteBatch, one log record: the fragment, the graph's records and every rebuilt
+            // page are all there after a crash, or none of them.
+            try (WriteBatch b = store.batch()) {
+                for (HtodMap<?, ?> map : order) {
+                    stage(b, map, staged.get(map));
+                }
+                b.commit();
+            } catch (RuntimeException e) {
+                fail(e);
+                throw e;
+            }
+            if (store.durability() != Durability.SYNC) {
+                store.sync(); // below SYNC a batch is not durable when it returns; a unit is
+            }
+        } else {
+            // Direct mode has no log and no batch: map by map, puts in batches (putAll shares
+            // allocation and link flushes), then one sync for the whole unit. Durable once this
+            // returns, but not atomic across a crash.
+            for (HtodMap<?, ?> map : order) {
+                apply(map, staged.get(map));
+            }
+            store.sync();
         }
-        store.sync();
         // ----
         committed = true;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <K, V> void stage(WriteBatch b, HtodMap<K, V> map, Map<Object, Object> writes) {
+        for (Map.Entry<Object, Object> e : writes.entrySet()) {
+            if (e.getValue() == REMOVED) {
+                b.remove(map, (K) e.getKey());
+            } else {
+                b.put(map, (K) e.getKey(), (V) e.getValue());
+            }
+        }
     }
 
     @SuppressWarnings("unchecked")

@@ -32,8 +32,9 @@ import org.junit.jupiter.api.Test;
  * expiry sweeps against a model of the sources. After every step each published page is compared,
  * byte for byte, with an assembly from scratch that this test does itself (its own parser,
  * recursion over the model's sources): so reconstruction, which rebuilds pages by replacing spans,
- * must give exactly what full assembly gives. A failure names its seed; {@code -Dfragment.seed=N}
- * replays one.
+ * must give exactly what full assembly gives. Even seeds run in log mode (every unit one atomic
+ * batch), odd seeds in direct mode (the unit's fallback). A failure names its seed; {@code
+ * -Dfragment.seed=N} replays one.
  */
 class FragmentCacheRandomEditsTest {
     private static final Pattern INCLUDE = Pattern.compile("<!--#include\\s+virtual=\"([^\"]*)\"\\s*-->");
@@ -85,7 +86,8 @@ class FragmentCacheRandomEditsTest {
         SplittableRandom r = new SplittableRandom(seed);
         TestClock clock = new TestClock();
         MemoryDevice dev = new MemoryDevice();
-        HtodStore store = open(dev);
+        boolean direct = (seed & 1) != 0;
+        HtodStore store = open(dev, direct);
         FragmentCache cache = FragmentCache.open(store, "site", clock);
         int op = 0;
         try {
@@ -93,7 +95,7 @@ class FragmentCacheRandomEditsTest {
                 if (r.nextInt(150) == 0) {
                     store.close();
                     dev = dev.reopen();
-                    store = open(dev);
+                    store = open(dev, direct);
                     cache = FragmentCache.open(store, "site", clock);
                 }
                 step(cache, r, clock);
@@ -101,12 +103,14 @@ class FragmentCacheRandomEditsTest {
             }
             store.close();
         } catch (Throwable e) {
-            throw new AssertionError("seed=" + seed + " (replay with -Dfragment.seed=" + seed + ") op=" + op + ": " + e, e);
+            throw new AssertionError("seed=" + seed + " (replay with -Dfragment.seed=" + seed + ") op=" + op + " "
+                    + (direct ? "direct" : "log") + " mode: " + e, e);
         }
     }
 
-    private static HtodStore open(MemoryDevice dev) {
-        return Htod.builder(dev).grain(64).logSize(0).durability(Durability.NONE).open();
+    private static HtodStore open(MemoryDevice dev, boolean direct) {
+        return Htod.builder(dev).grain(64).directMode(direct).logSize(direct ? 0 : 1 << 20).durability(Durability.NONE)
+                .open();
     }
 
     private static String path(SplittableRandom r) {

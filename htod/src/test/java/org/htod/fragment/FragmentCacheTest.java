@@ -3,6 +3,7 @@ package org.htod.fragment;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -10,6 +11,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
 import org.htod.Durability;
+import org.htod.EntryTooLargeException;
 import org.htod.Htod;
 import org.htod.HtodStore;
 import org.htod.core.device.MemoryDevice;
@@ -19,7 +21,7 @@ import org.junit.jupiter.api.Test;
 /** The include syntax, publishing, refusals that write nothing, and expiry, on small known sites. */
 class FragmentCacheTest {
     private static HtodStore memory() {
-        return Htod.builder(new MemoryDevice()).grain(64).logSize(0).durability(Durability.NONE).open();
+        return Htod.builder(new MemoryDevice()).grain(64).logSize(1 << 20).durability(Durability.NONE).open();
     }
 
     @Test
@@ -84,6 +86,28 @@ class FragmentCacheTest {
             assertEquals("a b", c.page("/a"));
             assertEquals(nodes, c.graph().nodeCount());
             assertEquals(2, c.fragmentCount());
+        }
+    }
+
+    @Test
+    void aPublishLargerThanOneLogRecordIsRefusedAndWritesNothing() {
+        try (HtodStore store = memory()) { // a 1 MiB log region: a record, and so a unit, holds 128 KiB
+            FragmentCache c = FragmentCache.open(store, "site");
+            c.publish("/a", "a <!--#include virtual=\"/b\" -->");
+            c.publish("/b", "b");
+            long nodes = c.graph().nodeCount();
+            String big = "x".repeat(50_000);
+            // 50 KB in cache1, and again in the assembly of each of the two pages that include it
+            EntryTooLargeException e = assertThrows(EntryTooLargeException.class, () -> c.apply(List.of(
+                    Change.publish("/b", big), Change.publish("/c", "c <!--#include virtual=\"/b\" -->"))));
+            assertTrue(e.getMessage().contains("one log record"), e.getMessage());
+            assertEquals("b", c.source("/b"));
+            assertNull(c.source("/c"));
+            assertEquals("a b", c.page("/a"));
+            assertEquals(nodes, c.graph().nodeCount());
+            // the graph's edit lock was released with the refused unit
+            c.publish("/b", "b2");
+            assertEquals("a b2", c.page("/a"));
         }
     }
 

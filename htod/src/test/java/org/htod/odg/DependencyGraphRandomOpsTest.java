@@ -17,6 +17,7 @@ import java.util.TreeSet;
 import org.htod.Durability;
 import org.htod.Htod;
 import org.htod.HtodStore;
+import org.htod.core.HtodException;
 import org.htod.core.device.MemoryDevice;
 import org.junit.jupiter.api.Test;
 
@@ -27,8 +28,9 @@ import org.junit.jupiter.api.Test;
  * few hubs so that edge sets grow past {@link DependencyGraph#INLINE_EDGES} and back. After each
  * reopen and at the end, the whole graph is compared with the model: both edge directions, the
  * counts, levels rising along every edge, and {@code affected} of random sets (the reachable set,
- * in an order where every node comes after what it uses). A failure names its seed; {@code
- * -Dodg.seed=N} replays one.
+ * in an order where every node comes after what it uses). Even seeds run in log mode (every unit
+ * one atomic batch), odd seeds in direct mode. A failure names its seed; {@code -Dodg.seed=N}
+ * replays one.
  */
 class DependencyGraphRandomOpsTest {
     private static final int SEEDS = 12;
@@ -58,8 +60,9 @@ class DependencyGraphRandomOpsTest {
         uses.clear();
         SplittableRandom r = new SplittableRandom(seed);
         int space = new int[] {12, 80, 300}[r.nextInt(3)];
+        boolean direct = (seed & 1) != 0;
         MemoryDevice dev = new MemoryDevice();
-        HtodStore store = open(dev);
+        HtodStore store = open(dev, direct);
         DependencyGraph g = DependencyGraph.open(store, "g");
         int op = 0;
         try {
@@ -69,9 +72,10 @@ class DependencyGraphRandomOpsTest {
                         store.close();
                     } else {
                         store.sync(); // then abandoned, as if the process died; recovery runs on open
+                        abandon(store, dev);
                     }
                     dev = dev.reopen();
-                    store = open(dev);
+                    store = open(dev, direct);
                     g = DependencyGraph.open(store, "g");
                     compareAll(g, r);
                     continue;
@@ -82,12 +86,26 @@ class DependencyGraphRandomOpsTest {
             store.close();
         } catch (Throwable e) {
             throw new AssertionError("seed=" + seed + " (replay with -Dodg.seed=" + seed + ") op=" + op + " space=" + space
-                    + ": " + e, e);
+                    + " " + (direct ? "direct" : "log") + " mode: " + e, e);
         }
     }
 
-    private static HtodStore open(MemoryDevice dev) {
-        return Htod.builder(dev).grain(64).logSize(0).durability(Durability.NONE).open();
+    private static HtodStore open(MemoryDevice dev, boolean direct) {
+        return Htod.builder(dev).grain(64).directMode(direct).logSize(direct ? 0 : 1 << 20).durability(Durability.NONE)
+                .open();
+    }
+
+    /**
+     * The process dies: its device is gone first, so that nothing more of the store reaches the
+     * bytes (log mode's flusher included); closing the store then only stops its threads, and fails.
+     */
+    private static void abandon(HtodStore store, MemoryDevice dev) {
+        dev.close();
+        try {
+            store.close();
+        } catch (HtodException expected) {
+            // the device is gone
+        }
     }
 
     private static String name(int i) {

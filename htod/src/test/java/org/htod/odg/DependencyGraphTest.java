@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The graph's contract on small known graphs: cycles, order, edge sets in buckets, units, reopen. */
 class DependencyGraphTest {
     private static HtodStore memory() {
-        return Htod.builder(new MemoryDevice()).grain(64).logSize(0).durability(Durability.NONE).open();
+        return Htod.builder(new MemoryDevice()).grain(64).logSize(1 << 20).durability(Durability.NONE).open();
     }
 
     @Test
