@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.zip.CRC32C;
+import org.htod.EntryTooLargeException;
 import org.htod.core.HtodException;
 import org.htod.fragment.Change;
 import org.htod.fragment.FragmentCache;
@@ -255,6 +256,9 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
             ctx.executor().execute(() -> {
                 if (cause instanceof CycleException ce) {
                     refuse(ctx, keepAlive, HttpResponseStatus.CONFLICT, "include cycle: " + String.join(" includes ", ce.cycle()));
+                } else if (cause instanceof EntryTooLargeException) {
+                    refuse(ctx, keepAlive, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "the publish, with every page it"
+                            + " rebuilds, is larger than one atomic unit of the store holds: " + cause.getMessage());
                 } else if (cause instanceof MalformedIncludeException || cause instanceof IllegalArgumentException) {
                     refuse(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST, cause.getMessage());
                 } else if (cause instanceof IllegalStateException) {

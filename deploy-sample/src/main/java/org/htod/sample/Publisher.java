@@ -6,6 +6,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.htod.EntryTooLargeException;
 import org.htod.fragment.Change;
 import org.htod.fragment.FragmentCache;
 import org.htod.fragment.MalformedIncludeException;
@@ -17,7 +18,8 @@ import org.htod.odg.CycleException;
  * every change waiting (up to {@link #MAX_UNIT}) and applies them as one unit, so that concurrent
  * publishes share one sync, as a group commit does. A future completes only once its unit is
  * durable, and only then does the server answer. If the unit is refused because one change is
- * (an include cycle, a malformed include), the changes are applied again one by one, so that
+ * (an include cycle, a malformed include), or because together they change more than one atomic
+ * unit of the store holds (one log record), the changes are applied again one by one, so that
  * each is answered for itself.
  */
 final class Publisher implements AutoCloseable {
@@ -83,7 +85,7 @@ final class Publisher implements AutoCloseable {
             for (Pending p : unit) {
                 p.done().complete(r);
             }
-        } catch (CycleException | MalformedIncludeException e) {
+        } catch (CycleException | MalformedIncludeException | EntryTooLargeException e) {
             if (unit.size() == 1) {
                 unit.get(0).done().completeExceptionally(e);
                 return;

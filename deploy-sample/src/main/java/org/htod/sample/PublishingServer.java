@@ -12,6 +12,7 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpMessage;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMessage;
@@ -91,8 +92,9 @@ final class PublishingServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the directory of " + config.data(), e);
         }
-        // Durability NONE: the publisher's unit syncs once per commit, and a publish is answered
-        // only after that sync, so an answered publish is durable.
+        // Log mode (the default), durability NONE: each unit of the publisher is one log record (a
+        // WriteBatch), all or none after a crash, followed by one sync; a publish is answered only
+        // after that sync, so an answered publish is durable.
         this.store = Htod.builder(config.data()).durability(Durability.NONE).open();
         try {
             this.cache = FragmentCache.open(store, "site");
@@ -119,7 +121,9 @@ final class PublishingServer implements AutoCloseable {
     }
 
     private String firstLoad() {
-        if (cache.fragmentCount() > 0) {
+        // The graph's counts first: one record. cache1's size is exact but, after a crash, reads
+        // the table once for every key the log put back in the write buffer (seconds for 100,000).
+        if (cache.graph().nodeCount() > 0 || cache.fragmentCount() > 0) {
             return null;
         }
         long t0 = System.nanoTime();
@@ -159,7 +163,12 @@ final class PublishingServer implements AutoCloseable {
         }
     }
 
-    /** Answers an oversized publish with 413 and one line, and closes: the rest of its body is not read. */
+    /**
+     * Answers an oversized publish with 413 and one line. A keep-alive connection stays open and
+     * the rest of the body is read and dropped (the aggregator's own handling after this call):
+     * closing with the body's bytes unread would reset the connection, and a client still sending
+     * could lose the answer. Other connections are closed after the answer.
+     */
     private static final class Aggregator extends HttpObjectAggregator {
         private final int max;
 
@@ -174,7 +183,11 @@ final class PublishingServer implements AutoCloseable {
                     Unpooled.copiedBuffer("413 the body is larger than " + max + " bytes\n", StandardCharsets.UTF_8));
             r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
             HttpUtil.setContentLength(r, r.content().readableBytes());
-            ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+            if (oversized instanceof FullHttpMessage || !HttpUtil.isKeepAlive(oversized)) {
+                ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+            } else {
+                ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            }
         }
     }
 
@@ -214,6 +227,11 @@ final class PublishingServer implements AutoCloseable {
 
     HtodStore store() {
         return store;
+    }
+
+    /** Time from the start of the server to a store open, loaded and ready to serve. */
+    Duration readyIn() {
+        return figures.readyIn();
     }
 
     Stats stats() {

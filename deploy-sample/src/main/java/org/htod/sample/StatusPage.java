@@ -51,12 +51,22 @@ final class StatusPage {
                 .append("<p><span style=\"color:#c0392b\">&#9644; publishes/s</span> &nbsp; ")
                 .append("<span style=\"color:#2471a3\">&#9644; page reads/s</span></p>\n<h2>Last open</h2><table>\n")
                 .append("<tr><td>Shut down cleanly before</td><td id=\"clean\">").append(r.clean() ? "yes" : "no (recovered)")
-                .append("</td></tr>\n<tr><td>Heap opened by</td><td>").append(esc(r.heapPath())).append("</td></tr>\n")
+                .append("</td></tr>\n<tr><td>Opened from</td><td>")
+                .append(r.logged() ? "the last checkpoint and the log" : "the heap: " + esc(r.heapPath())).append("</td></tr>\n")
                 .append("<tr><td>Store open</td><td class=\"n\">").append(fmt(r.heapMillis() + r.tablesMillis()))
                 .append(" ms</td></tr>\n<tr><td>Server ready in</td><td class=\"n\" id=\"ready\">").append(fmt(r.serverReadyMillis()))
-                .append(" ms</td></tr>\n<tr><td>Entries recounted</td><td class=\"n\">").append(r.entriesCounted())
-                .append("</td></tr>\n<tr><td>Leaked blocks freed</td><td class=\"n\">").append(r.leakedBlocksFreed())
-                .append("</td></tr>\n</table><p style=\"max-width:560px;font-size:12px;color:#555\">").append(esc(r.detail()))
+                .append(" ms</td></tr>\n");
+        if (r.logged()) {
+            b.append("<tr><td>Log read</td><td class=\"n\">").append(String.format(Locale.ROOT, "%,d", r.logBytesRead()))
+                    .append(" bytes</td></tr>\n<tr><td>Log records replayed</td><td class=\"n\">").append(r.logRecordsReplayed())
+                    .append("</td></tr>\n<tr><td>Changes back in the write buffer</td><td class=\"n\">")
+                    .append(r.changesBuffered()).append("</td></tr>\n");
+        } else {
+            b.append("<tr><td>Entries recounted</td><td class=\"n\">").append(r.entriesCounted())
+                    .append("</td></tr>\n<tr><td>Leaked blocks freed</td><td class=\"n\">").append(r.leakedBlocksFreed())
+                    .append("</td></tr>\n");
+        }
+        b.append("</table><p style=\"max-width:560px;font-size:12px;color:#555\">").append(esc(r.detail()))
                 .append("</p></div></div>\n").append(SCRIPT).append("</body></html>\n");
         return b.toString();
     }

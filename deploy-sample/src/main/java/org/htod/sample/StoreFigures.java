@@ -19,9 +19,15 @@ final class StoreFigures {
     private final FragmentCache cache;
     private final Duration readyIn;
 
-    /** What the last open of the store found, with the time the whole server took to be ready. */
-    record Recovery(boolean clean, String heapPath, double heapMillis, long heapHeadersRead, double tablesMillis,
-            long entriesCounted, long leakedBlocksFreed, long entriesRelinked, double serverReadyMillis, String detail) {}
+    /**
+     * What the last open of the store found, with the time the whole server took to be ready. In
+     * log mode ({@code logged}) an open reads the last checkpoint and replays the log after it: the
+     * log figures are set and the heap scan and recount figures are zero; in direct mode the
+     * reverse.
+     */
+    record Recovery(boolean clean, boolean logged, String heapPath, double heapMillis, long heapHeadersRead,
+            double tablesMillis, long entriesCounted, long leakedBlocksFreed, long entriesRelinked, long logBytesRead,
+            long logRecordsReplayed, long changesBuffered, double serverReadyMillis, String detail) {}
 
     /** Counts of the publishing system's maps, and the recovery report. */
     record Snapshot(long fragments, long assembled, long expiring, long graphNodes, long graphEdges, List<String> maps,
@@ -33,10 +39,16 @@ final class StoreFigures {
         this.readyIn = readyIn;
     }
 
+    /** How long the server took from its start to opening the store, loading and counting: its readiness. */
+    Duration readyIn() {
+        return readyIn;
+    }
+
     Snapshot snapshot() {
         RecoveryReport r = store.recoveryReport();
-        Recovery rec = new Recovery(r.clean(), r.heapPath(), millis(r.heapTook()), r.heapHeadersRead(), millis(r.tablesTook()),
-                r.entriesCounted(), r.leakedBlocksFreed(), r.entriesRelinked(), millis(readyIn), r.detail());
+        Recovery rec = new Recovery(r.clean(), store.logged(), r.heapPath(), millis(r.heapTook()), r.heapHeadersRead(),
+                millis(r.tablesTook()), r.entriesCounted(), r.leakedBlocksFreed(), r.entriesRelinked(), r.logBytesRead(),
+                r.logDataRecords() + r.logInstallRecords(), r.changesBuffered(), millis(readyIn), r.detail());
         return new Snapshot(cache.fragmentCount(), cache.assembledCount(), cache.expiringCount(), cache.graph().nodeCount(),
                 cache.graph().edgeCount(), store.mapNames(), rec);
     }
