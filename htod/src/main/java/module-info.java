@@ -1,10 +1,14 @@
 /**
- * htod: a persistent hashtable on disk behind a {@code ConcurrentMap}. Only {@code org.htod} is
- * exported; the hashtable machinery in {@code org.htod.table} is internal.
+ * htod: a persistent hashtable on disk behind a {@code ConcurrentMap}. Exported: the API in
+ * {@code org.htod}, and the publishing system built on it alone, the dependency graph in {@code
+ * org.htod.odg} and the fragment caches in {@code org.htod.fragment}. The hashtable machinery in
+ * {@code org.htod.table} is internal.
  */
 module org.htod {
     requires transitive org.htod.core;
     requires static com.fasterxml.jackson.databind;
 
     exports org.htod;
+    exports org.htod.odg;
+    exports org.htod.fragment;
 }

@@ -1,0 +1,333 @@
+package org.htod.sample;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.micrometer.core.instrument.Timer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.zip.CRC32C;
+import org.htod.EntryTooLargeException;
+import org.htod.core.HtodException;
+import org.htod.fragment.Change;
+import org.htod.fragment.FragmentCache;
+import org.htod.fragment.MalformedIncludeException;
+import org.htod.fragment.PublishResult;
+import org.htod.odg.CycleException;
+
+/**
+ * The HTTP endpoints. Runs on an executor group of its own, not on Netty's I/O threads, because
+ * page reads are disk reads. Every error is answered with a status and a one-line message: 4xx for
+ * what the request got wrong, 503 while shutting down, 500 (logged in one line) for the store's
+ * own failures; never a stack trace.
+ */
+@ChannelHandler.Sharable
+final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String FRAGMENTS = "/fragments";
+    private static final String PAGES = "/pages";
+    private static final String GRAPH = "/graph";
+
+    private final PublishingServer server;
+    private final FragmentCache cache;
+    private final ServerMetrics metrics;
+
+    HttpApi(PublishingServer server) {
+        this.server = server;
+        this.cache = server.cache();
+        this.metrics = server.metrics();
+    }
+
+    /** A request refused with {@code status} and a one-line reason. */
+    static final class Refusal extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final HttpResponseStatus status;
+
+        Refusal(HttpResponseStatus status, String message) {
+            super(message, null, false, false);
+            this.status = status;
+        }
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        boolean keepAlive = HttpUtil.isKeepAlive(req);
+        try {
+            if (!req.decoderResult().isSuccess()) {
+                throw new Refusal(HttpResponseStatus.BAD_REQUEST, "malformed HTTP request");
+            }
+            route(ctx, req, keepAlive);
+        } catch (Refusal r) {
+            refuse(ctx, keepAlive, r.status, r.getMessage());
+        } catch (RuntimeException e) {
+            fail(ctx, keepAlive, e);
+        }
+    }
+
+    private void route(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive) {
+        QueryStringDecoder q = new QueryStringDecoder(req.uri());
+        String path = q.rawPath();
+        HttpMethod m = req.method();
+        if (path.equals("/")) {
+            only(m, HttpMethod.GET);
+            send(ctx, keepAlive, ok("text/html; charset=utf-8", StatusPage.render(server.stats())));
+        } else if (path.equals("/stats")) {
+            only(m, HttpMethod.GET);
+            send(ctx, keepAlive, ok("application/json", json(server.stats())));
+        } else if (path.equals("/metrics")) {
+            only(m, HttpMethod.GET);
+            send(ctx, keepAlive, ok("text/plain; version=0.0.4; charset=utf-8", metrics.registry.scrape()));
+        } else if (path.startsWith(PAGES + "/")) {
+            only(m, HttpMethod.GET);
+            page(ctx, req, keepAlive, target(path, PAGES));
+        } else if (path.startsWith(GRAPH + "/")) {
+            only(m, HttpMethod.GET);
+            graph(ctx, keepAlive, target(path, GRAPH));
+        } else if (path.startsWith(FRAGMENTS + "/")) {
+            String p = target(path, FRAGMENTS);
+            if (m.equals(HttpMethod.PUT)) {
+                publish(ctx, req, keepAlive, p, q.parameters());
+            } else if (m.equals(HttpMethod.DELETE)) {
+                if (cache.source(p) == null) {
+                    throw new Refusal(HttpResponseStatus.NOT_FOUND, "no fragment " + p);
+                }
+                answerWhenDurable(ctx, keepAlive, p, Change.unpublish(p), HttpResponseStatus.OK);
+            } else if (m.equals(HttpMethod.GET)) {
+                String src = cache.source(p);
+                if (src == null) {
+                    throw new Refusal(HttpResponseStatus.NOT_FOUND, "no fragment " + p);
+                }
+                send(ctx, keepAlive, ok("text/plain; charset=utf-8", src));
+            } else {
+                throw new Refusal(HttpResponseStatus.METHOD_NOT_ALLOWED, m + " is not allowed here: GET, PUT or DELETE");
+            }
+        } else {
+            throw new Refusal(HttpResponseStatus.NOT_FOUND, "no such endpoint: " + path
+                    + " (try /, /pages/..., /fragments/..., /graph/..., /stats, /metrics)");
+        }
+    }
+
+    private static void only(HttpMethod m, HttpMethod allowed) {
+        if (!m.equals(allowed)) {
+            throw new Refusal(HttpResponseStatus.METHOD_NOT_ALLOWED, m + " is not allowed here: " + allowed + " only");
+        }
+    }
+
+    /** The fragment path after an endpoint's prefix, checked. */
+    private static String target(String rawPath, String prefix) {
+        String p = rawPath.substring(prefix.length());
+        String why = FragmentCache.pathProblem(p);
+        if (why != null) {
+            throw new Refusal(HttpResponseStatus.BAD_REQUEST, why);
+        }
+        return p;
+    }
+
+    private void page(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive, String p) {
+        Timer.Sample t = Timer.start(metrics.registry);
+        String text = cache.page(p);
+        if (text == null) {
+            throw new Refusal(HttpResponseStatus.NOT_FOUND, "no page " + p);
+        }
+        byte[] body = text.getBytes(StandardCharsets.UTF_8);
+        CRC32C crc = new CRC32C();
+        crc.update(body);
+        String etag = "\"" + Long.toHexString(crc.getValue()) + "-" + Integer.toHexString(body.length) + "\"";
+        long maxAge = server.maxAge().toSeconds();
+        Instant exp = cache.expiresAt(p);
+        if (exp != null) {
+            maxAge = Math.max(0, Math.min(maxAge, Duration.between(Instant.now(), exp).toSeconds()));
+        }
+        FullHttpResponse r;
+        if (matches(req.headers().get(HttpHeaderNames.IF_NONE_MATCH), etag)) {
+            r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.NOT_MODIFIED);
+            metrics.notModified.increment();
+        } else {
+            r = ok("text/html; charset=utf-8", body);
+        }
+        r.headers().set(HttpHeaderNames.ETAG, etag).set(HttpHeaderNames.CACHE_CONTROL, "public, max-age=" + maxAge);
+        send(ctx, keepAlive, r);
+        metrics.pageReads.increment();
+        t.stop(metrics.readLatency);
+    }
+
+    private static boolean matches(String ifNoneMatch, String etag) {
+        if (ifNoneMatch == null) {
+            return false;
+        }
+        for (String tag : ifNoneMatch.split(",")) {
+            String s = tag.trim();
+            if (s.equals("*") || s.equals(etag) || s.equals("W/" + etag)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void graph(ChannelHandlerContext ctx, boolean keepAlive, String p) {
+        if (!cache.graph().contains(p)) {
+            throw new Refusal(HttpResponseStatus.NOT_FOUND, "no node " + p + " in the dependency graph");
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("path", p);
+        out.put("published", cache.source(p) != null);
+        out.put("uses", cache.graph().dependencies(p));
+        out.put("usedBy", cache.graph().dependents(p));
+        List<String> affected = cache.graph().affected(List.of(p));
+        out.put("affected", affected.size() > 1000 ? affected.subList(0, 1000) : affected);
+        out.put("affectedCount", affected.size());
+        send(ctx, keepAlive, ok("application/json", json(out)));
+    }
+
+    private void publish(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive, String p,
+            Map<String, List<String>> params) {
+        String source = utf8(req.content());
+        Duration ttl = null;
+        List<String> t = params.get("ttl");
+        if (t != null) {
+            try {
+                ttl = Duration.ofSeconds(Long.parseLong(t.get(0)));
+            } catch (NumberFormatException e) {
+                throw new Refusal(HttpResponseStatus.BAD_REQUEST, "ttl is a number of seconds, found '" + t.get(0) + "'");
+            }
+            if (ttl.isNegative() || ttl.isZero()) {
+                throw new Refusal(HttpResponseStatus.BAD_REQUEST, "ttl must be positive, found " + t.get(0));
+            }
+        }
+        try {
+            FragmentCache.includes(source); // a malformed include is answered here, before queueing
+        } catch (MalformedIncludeException e) {
+            throw new Refusal(HttpResponseStatus.BAD_REQUEST, e.getMessage());
+        }
+        Change c = ttl == null ? Change.publish(p, source) : Change.publish(p, source, ttl);
+        answerWhenDurable(ctx, keepAlive, p, c, HttpResponseStatus.OK);
+    }
+
+    private static String utf8(ByteBuf content) {
+        ByteBuffer b = content.nioBuffer();
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(b).toString();
+        } catch (CharacterCodingException e) {
+            throw new Refusal(HttpResponseStatus.BAD_REQUEST, "the body is not UTF-8 text");
+        }
+    }
+
+    /** Submits {@code c} to the publisher and answers once it is durable, or with why it was refused. */
+    private void answerWhenDurable(ChannelHandlerContext ctx, boolean keepAlive, String p, Change c,
+            HttpResponseStatus status) {
+        Timer.Sample t = Timer.start(metrics.registry);
+        server.publisher().submit(c).whenComplete((PublishResult r, Throwable e) -> {
+            if (e == null) {
+                t.stop(metrics.publishLatency);
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("path", p);
+                out.put(c.isUnpublish() ? "unpublished" : "published", true);
+                out.put("durable", true);
+                out.put("rebuilt", r.rebuilt().size());
+                out.put("reconstructed", r.reconstructed());
+                out.put("unitChanges", r.changed().size());
+                ctx.executor().execute(() -> send(ctx, keepAlive, json(status, out)));
+                return;
+            }
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            ctx.executor().execute(() -> {
+                if (cause instanceof CycleException ce) {
+                    refuse(ctx, keepAlive, HttpResponseStatus.CONFLICT, "include cycle: " + String.join(" includes ", ce.cycle()));
+                } else if (cause instanceof EntryTooLargeException) {
+                    refuse(ctx, keepAlive, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "the publish, with every page it"
+                            + " rebuilds, is larger than one atomic unit of the store holds: " + cause.getMessage());
+                } else if (cause instanceof MalformedIncludeException || cause instanceof IllegalArgumentException) {
+                    refuse(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST, cause.getMessage());
+                } else if (cause instanceof IllegalStateException) {
+                    refuse(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, cause.getMessage());
+                } else {
+                    fail(ctx, keepAlive, cause);
+                }
+            });
+        });
+    }
+
+    // ------------------------------------------------------------------ answers
+
+    private byte[] json(Object o) {
+        try {
+            return JSON.writeValueAsBytes(o);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("cannot write JSON: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    private FullHttpResponse json(HttpResponseStatus status, Object o) {
+        FullHttpResponse r = ok("application/json", json(o));
+        r.setStatus(status);
+        return r;
+    }
+
+    private static FullHttpResponse ok(String type, String body) {
+        return ok(type, body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static FullHttpResponse ok(String type, byte[] body) {
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+                Unpooled.wrappedBuffer(body));
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, type);
+        return r;
+    }
+
+    private void refuse(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status, String message) {
+        metrics.refused(status.code()).increment();
+        FullHttpResponse r = ok("text/plain; charset=utf-8", status.code() + " " + oneLine(message) + "\n");
+        r.setStatus(status);
+        send(ctx, keepAlive, r);
+    }
+
+    private void fail(ChannelHandlerContext ctx, boolean keepAlive, Throwable e) {
+        String what = e instanceof HtodException ? "store error" : e.getClass().getSimpleName();
+        System.err.println("htod-sample: 500 on a request: " + what + ": " + oneLine(String.valueOf(e.getMessage())));
+        refuse(ctx, keepAlive, HttpResponseStatus.INTERNAL_SERVER_ERROR, what + ": " + e.getMessage());
+    }
+
+    private static String oneLine(String s) {
+        String l = s.replace('\r', ' ').replace('\n', ' ');
+        return l.length() <= 500 ? l : l.substring(0, 497) + "...";
+    }
+
+    static void send(ChannelHandlerContext ctx, boolean keepAlive, FullHttpResponse r) {
+        HttpUtil.setContentLength(r, r.content().readableBytes());
+        if (keepAlive) {
+            r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+            ctx.writeAndFlush(r);
+        } else {
+            r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close(); // a broken connection: nothing to answer on it
+    }
+}

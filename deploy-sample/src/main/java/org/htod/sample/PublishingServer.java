@@ -1,0 +1,266 @@
+package org.htod.sample;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpMessage;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.buffer.Unpooled;
+import io.netty.util.concurrent.DefaultEventExecutorGroup;
+import io.netty.util.concurrent.EventExecutorGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.htod.Durability;
+import org.htod.Htod;
+import org.htod.HtodStore;
+import org.htod.fragment.Change;
+import org.htod.fragment.FragmentCache;
+
+/**
+ * The publishing server: one store, its fragment cache, the publisher that writes it, and a
+ * Netty HTTP server in front. {@link #start} opens (and after a crash recovers) the store, loads
+ * the demo site into an empty one when asked, and binds; {@link #close} stops accepting, applies
+ * what is queued and closes the store cleanly, which makes the next start fast.
+ */
+final class PublishingServer implements AutoCloseable {
+    /**
+     * @param data the store file
+     * @param host the address to bind (loopback by default)
+     * @param port 0 for any free port
+     * @param maxBody largest publish body, in bytes
+     * @param maxAge Cache-Control max-age of pages without a nearer expiry
+     * @param demo the site to load into an empty store, or null
+     * @param filler extra leaf fragments to publish into an empty store (restart measurements)
+     */
+    record Config(Path data, String host, int port, int maxBody, Duration maxAge, DemoSite demo, int filler) {}
+
+    /** What {@code GET /stats} answers. */
+    record Stats(String url, String store, double uptimeSeconds, StoreFigures.Snapshot figures, Counts counts,
+            Map<String, Double> publishLatencyMs, Map<String, Double> readLatencyMs, List<ServerMetrics.Sample> history) {}
+
+    record Counts(long publishes, long units, long rebuilds, long reconstructions, long pageReads, long notModified) {}
+
+    private final Config config;
+    private final HtodStore store;
+    private final FragmentCache cache;
+    private final ServerMetrics metrics = new ServerMetrics();
+    private final Publisher publisher;
+    private final StoreFigures figures;
+    private final ScheduledExecutorService ticks;
+    private final EventLoopGroup boss = new NioEventLoopGroup(1);
+    private final EventLoopGroup io = new NioEventLoopGroup(2);
+    private final EventExecutorGroup app = new DefaultEventExecutorGroup(8);
+    private final Channel channel;
+    /** Every open connection, closed before the executors stop so that no pipeline is torn down after them. */
+    private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final long startedNanos;
+    final String loadReport;
+
+    private PublishingServer(Config config) {
+        this.config = config;
+        this.startedNanos = System.nanoTime();
+        try {
+            Path parent = config.data().toAbsolutePath().getParent();
+            Files.createDirectories(parent);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the directory of " + config.data(), e);
+        }
+        // Log mode (the default), durability NONE: each unit of the publisher is one log record (a
+        // WriteBatch), all or none after a crash, followed by one sync; a publish is answered only
+        // after that sync, so an answered publish is durable.
+        this.store = Htod.builder(config.data()).durability(Durability.NONE).open();
+        try {
+            this.cache = FragmentCache.open(store, "site");
+            this.loadReport = firstLoad();
+            this.publisher = new Publisher(cache, metrics);
+            this.figures = new StoreFigures(store, cache, ServerMetrics.since(startedNanos));
+            figures.bindTo(metrics.registry);
+            this.ticks = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "htod-sample-ticks");
+                t.setDaemon(true);
+                return t;
+            });
+            ticks.scheduleAtFixedRate(metrics::sample, 1, 1, TimeUnit.SECONDS);
+            ticks.scheduleWithFixedDelay(this::sweep, 5, 5, TimeUnit.SECONDS);
+            this.channel = bind();
+        } catch (RuntimeException e) {
+            closeQuietly();
+            throw e;
+        }
+    }
+
+    static PublishingServer start(Config config) {
+        return new PublishingServer(config);
+    }
+
+    private String firstLoad() {
+        // The graph's counts first: one record. cache1's size is exact but, after a crash, reads
+        // the table once for every key the log put back in the write buffer (seconds for 100,000).
+        if (cache.graph().nodeCount() > 0 || cache.fragmentCount() > 0) {
+            return null;
+        }
+        long t0 = System.nanoTime();
+        int n = 0;
+        if (config.demo() != null) {
+            n += config.demo().load(cache);
+        }
+        for (int i = 0; i < config.filler(); i += 5_000) {
+            List<Change> unit = new java.util.ArrayList<>();
+            for (int k = i; k < Math.min(config.filler(), i + 5_000); k++) {
+                unit.add(Change.publish("/archive/" + (k / 1000) + "/" + k + ".html", "<p>archived result " + k + ": "
+                        + "x".repeat(200 + k % 400) + "</p>\n"));
+            }
+            cache.apply(unit);
+            n += unit.size();
+        }
+        return n == 0 ? null : String.format("loaded %,d fragments into the empty store in %.1f s", n,
+                ServerMetrics.since(t0).toMillis() / 1000.0);
+    }
+
+    private Channel bind() {
+        HttpApi api = new HttpApi(this);
+        ServerBootstrap b = new ServerBootstrap().group(boss, io).channel(NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        connections.add(ch);
+                        ch.pipeline().addLast(new HttpServerCodec()).addLast(new Aggregator(config.maxBody()))
+                                .addLast(app, api);
+                    }
+                });
+        try {
+            return b.bind(config.host(), config.port()).sync().channel();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while binding", e);
+        }
+    }
+
+    /**
+     * Answers an oversized publish with 413 and one line. A keep-alive connection stays open and
+     * the rest of the body is read and dropped (the aggregator's own handling after this call):
+     * closing with the body's bytes unread would reset the connection, and a client still sending
+     * could lose the answer. Other connections are closed after the answer.
+     */
+    private static final class Aggregator extends HttpObjectAggregator {
+        private final int max;
+
+        Aggregator(int max) {
+            super(max);
+            this.max = max;
+        }
+
+        @Override
+        protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                    Unpooled.copiedBuffer("413 the body is larger than " + max + " bytes\n", StandardCharsets.UTF_8));
+            r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
+            HttpUtil.setContentLength(r, r.content().readableBytes());
+            if (oversized instanceof FullHttpMessage || !HttpUtil.isKeepAlive(oversized)) {
+                ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+            } else {
+                ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            }
+        }
+    }
+
+    private void sweep() {
+        try {
+            var r = cache.sweepExpired();
+            metrics.rebuilds.increment(r.rebuilt().size());
+        } catch (RuntimeException e) {
+            System.err.println("htod-sample: expiry sweep failed: " + e.getMessage());
+        }
+    }
+
+    int port() {
+        return ((InetSocketAddress) channel.localAddress()).getPort();
+    }
+
+    String url() {
+        String h = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
+        return "http://" + h + ":" + port() + "/";
+    }
+
+    FragmentCache cache() {
+        return cache;
+    }
+
+    ServerMetrics metrics() {
+        return metrics;
+    }
+
+    Publisher publisher() {
+        return publisher;
+    }
+
+    Duration maxAge() {
+        return config.maxAge();
+    }
+
+    HtodStore store() {
+        return store;
+    }
+
+    /** Time from the start of the server to a store open, loaded and ready to serve. */
+    Duration readyIn() {
+        return figures.readyIn();
+    }
+
+    Stats stats() {
+        var m = metrics;
+        Counts c = new Counts((long) m.publishes.count(), (long) m.units.count(), (long) m.rebuilds.count(),
+                (long) m.reconstructions.count(), (long) m.pageReads.count(), (long) m.notModified.count());
+        return new Stats(url(), config.data().toString(), ServerMetrics.since(startedNanos).toMillis() / 1000.0,
+                figures.snapshot(), c, ServerMetrics.percentiles(m.publishLatency), ServerMetrics.percentiles(m.readLatency),
+                m.history());
+    }
+
+    @Override
+    public void close() {
+        channel.close().syncUninterruptibly();
+        connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        closeQuietly();
+    }
+
+    private void closeQuietly() {
+        // The app executors last: while I/O threads run, they may hand a connection's events to them.
+        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        io.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        app.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        if (publisher != null) {
+            publisher.close();
+        }
+        if (ticks != null) {
+            ticks.shutdownNow();
+        }
+        store.close();
+    }
+}

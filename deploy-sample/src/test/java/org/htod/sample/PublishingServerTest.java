@@ -1,0 +1,137 @@
+package org.htod.sample;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The server on an ephemeral port over the small demo site: every endpoint, and every refusal. */
+class PublishingServerTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    @TempDir
+    static Path dir;
+    private static PublishingServer server;
+    private static Http http;
+
+    @BeforeAll
+    static void start() {
+        server = PublishingServer.start(new PublishingServer.Config(dir.resolve("site.htod"), "127.0.0.1", 0, 64 * 1024,
+                Duration.ofSeconds(10), DemoSite.small(), 0));
+        http = new Http(server.url());
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    @Test
+    void pagesAreServedWithAnETagAndA304WhenUnchanged() {
+        HttpResponse<String> r = http.get("/pages/index.html");
+        assertEquals(200, r.statusCode());
+        assertTrue(r.body().contains("<h1>Games 2000</h1>"), r.body());
+        assertFalse(r.body().contains("<!--#include"), "assembled: no directive left");
+        String etag = r.headers().firstValue("etag").orElseThrow();
+        assertEquals("public, max-age=10", r.headers().firstValue("cache-control").orElseThrow());
+        HttpResponse<String> again = http.get("/pages/index.html", "If-None-Match", etag);
+        assertEquals(304, again.statusCode());
+        assertEquals("", again.body());
+        assertEquals(200, http.get("/pages/index.html", "If-None-Match", "\"other\"").statusCode());
+    }
+
+    @Test
+    void aPublishIsDurableWhenAnsweredAndShowsInEveryPageThatIncludesIt() throws Exception {
+        String results = DemoSite.results(1, 2);
+        String before = http.get("/pages" + DemoSite.eventPage(1, 2)).headers().firstValue("etag").orElseThrow();
+        HttpResponse<String> r = http.put("/fragments" + results, "<p>NEW RESULTS 42</p>");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode j = JSON.readTree(r.body());
+        assertTrue(j.get("durable").asBoolean());
+        assertTrue(j.get("rebuilt").asInt() >= 3, r.body()); // event page, summary, sport page, ...
+        JsonNode g = JSON.readTree(http.get("/graph" + results).body());
+        assertTrue(g.get("affectedCount").asInt() > 3, g.toString());
+        for (JsonNode a : g.get("affected")) {
+            assertTrue(http.get("/pages" + a.asText()).body().contains("<p>NEW RESULTS 42</p>"), a.asText());
+        }
+        assertEquals(200, http.get("/pages" + DemoSite.eventPage(1, 2), "If-None-Match", before).statusCode(),
+                "a changed page no longer matches its old ETag");
+        assertEquals("<p>NEW RESULTS 42</p>", http.get("/fragments" + results).body());
+    }
+
+    @Test
+    void deleteUnpublishesAndPagesLoseTheInclude() {
+        assertEquals(200, http.put("/fragments/extra/note.html", "NOTE-7").statusCode());
+        assertEquals(200, http.put("/fragments/extra/page.html", "[<!--#include virtual=\"/extra/note.html\" -->]")
+                .statusCode());
+        assertEquals("[NOTE-7]", http.get("/pages/extra/page.html").body());
+        assertEquals(200, http.delete("/fragments/extra/note.html").statusCode());
+        assertEquals("[]", http.get("/pages/extra/page.html").body());
+        assertEquals(404, http.get("/pages/extra/note.html").statusCode());
+        assertEquals(404, http.delete("/fragments/extra/note.html").statusCode());
+    }
+
+    @Test
+    void badRequestsGetAOneLineAnswerAndChangeNothing() {
+        String footer = http.get("/fragments/chrome/footer.html").body();
+        String index = http.get("/pages/index.html").body();
+        check(http.get("/pages/no/such.html"), 404, "no page /no/such.html");
+        check(http.put("/fragments/chrome/footer.html", "<!--#include virtual=\"/index.html\" -->"), 409,
+                "include cycle: /index.html includes /chrome/footer.html includes /index.html");
+        check(http.put("/fragments/chrome/footer.html", "<!--#include virtual=\"/x.html\""), 400, "malformed include");
+        check(http.put("/fragments/chrome/footer.html", "x".repeat(70 * 1024)), 413, "larger than 65536 bytes");
+        check(http.put("/fragments/a//b.html", "x"), 400, "empty, '.' or '..' segment");
+        check(http.put("/fragments/a.html?ttl=soon", "x"), 400, "ttl is a number of seconds");
+        check(http.put("/fragments/a.html", new byte[] {(byte) 0xff, (byte) 0xfe}), 400, "not UTF-8");
+        check(http.method("POST", "/fragments/a.html"), 405, "POST is not allowed");
+        check(http.get("/nowhere"), 404, "no such endpoint");
+        check(http.get("/graph/not/a/node.html"), 404, "no node");
+        assertEquals(footer, http.get("/fragments/chrome/footer.html").body());
+        assertEquals(index, http.get("/pages/index.html").body());
+        assertEquals(404, http.get("/fragments/a.html").statusCode());
+    }
+
+    private static void check(HttpResponse<String> r, int status, String says) {
+        assertEquals(status, r.statusCode(), r.body());
+        assertTrue(r.body().contains(says), r.body() + " should say " + says);
+        assertEquals(1, r.body().strip().lines().count(), "one line: " + r.body());
+        assertFalse(r.body().contains("Exception") || r.body().contains("\tat "), r.body());
+    }
+
+    @Test
+    void statsAndMetricsParse() throws Exception {
+        http.get("/pages/index.html");
+        JsonNode s = JSON.readTree(http.get("/stats").body());
+        assertEquals(server.cache().fragmentCount(), s.get("figures").get("fragments").asLong());
+        assertTrue(s.get("figures").get("graphEdges").asLong() > 100);
+        assertTrue(s.get("figures").get("recovery").get("clean").isBoolean());
+        assertTrue(s.get("counts").get("pageReads").asLong() >= 1);
+        assertNotNull(s.get("publishLatencyMs").get("p99"));
+        String metrics = http.get("/metrics").body();
+        Pattern line = Pattern.compile("[a-zA-Z_:][a-zA-Z0-9_:]*(\\{[^}]*\\})? -?[0-9.eE+-]+|NaN");
+        long samples = 0;
+        for (String l : metrics.split("\n")) {
+            if (l.isEmpty() || l.startsWith("#")) {
+                continue;
+            }
+            assertTrue(line.matcher(l).matches(), "not a Prometheus sample: " + l);
+            samples++;
+        }
+        assertTrue(samples > 10, metrics);
+        assertTrue(metrics.contains("htod_page_reads_total "), metrics);
+        assertTrue(metrics.contains("htod_publish_latency_seconds{quantile=\"0.99\"}"), metrics);
+        assertTrue(metrics.contains("\nhtod_fragments " + server.cache().fragmentCount() + ".0\n"), metrics);
+        String status = http.get("/").body();
+        assertTrue(status.contains("htod publishing server") && status.contains("<svg id=\"chart\""), status);
+    }
+}

@@ -1,0 +1,449 @@
+package org.htod.odg;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Set;
+import org.htod.HtodMap;
+
+/**
+ * Changes to a {@link DependencyGraph} staged in a {@link WriteUnit}, and reads that see them.
+ * Obtained from {@link DependencyGraph#edit(WriteUnit)}, which holds the graph's edit lock until
+ * the unit is closed. Decoded records are kept here while the unit lives and moved into it when it
+ * commits. If a change throws (a {@link CycleException}, a bad name), the unit can no longer be
+ * committed: nothing of it is written.
+ *
+ * <p>An edge {@code dependency -> dependent} says that {@code dependent} uses {@code dependency}: a
+ * change to the dependency affects the dependent.
+ */
+public final class GraphEdit {
+    /** Members per bucket a spilled edge set aims at; it doubles its buckets past twice this. */
+    static final int BUCKET_TARGET = 32;
+    private static final char USES = 'u';
+    private static final char USED_BY = 'd';
+    /** Cached absence of a node, told apart from a node not read yet. */
+    private static final NodeRecord ABSENT = new NodeRecord();
+
+    private final DependencyGraph graph;
+    private final WriteUnit unit;
+    private final Map<String, NodeRecord> nodes = new HashMap<>();
+    private final Set<String> dirtyNodes = new LinkedHashSet<>();
+    private final Map<String, Set<String>> buckets = new HashMap<>();
+    private final Set<String> dirtyBuckets = new LinkedHashSet<>();
+    private long nodeDelta;
+    private long edgeDelta;
+
+    /** An edit in {@code unit}, or, with a null unit, a read-only view of the stored graph. */
+    GraphEdit(DependencyGraph graph, WriteUnit unit) {
+        this.graph = graph;
+        this.unit = unit;
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    /** Whether {@code node} is in the graph. */
+    public boolean contains(String node) {
+        return node(Names.check(node)) != null;
+    }
+
+    /** What {@code node} uses (its dependencies), as a new set; empty for an unknown node. */
+    public Set<String> dependencies(String node) {
+        NodeRecord r = node(Names.check(node));
+        return r == null ? new LinkedHashSet<>() : members(node, r.uses, USES);
+    }
+
+    /** What uses {@code node} (its dependents), as a new set; empty for an unknown node. */
+    public Set<String> dependents(String node) {
+        NodeRecord r = node(Names.check(node));
+        return r == null ? new LinkedHashSet<>() : members(node, r.usedBy, USED_BY);
+    }
+
+    /**
+     * The nodes of {@code changed} that are in the graph and every node that uses one of them,
+     * directly or through others, each once and in dependency order: a node comes after every
+     * node it uses. Unknown names are skipped. Rebuilding in this order never uses a stale input.
+     */
+    public List<String> affected(Collection<String> changed) {
+        Map<String, Integer> level = new HashMap<>();
+        ArrayDeque<String> todo = new ArrayDeque<>();
+        for (String c : changed) {
+            NodeRecord r = node(Names.check(c));
+            if (r != null && level.putIfAbsent(c, r.level) == null) {
+                todo.add(c);
+            }
+        }
+        while (!todo.isEmpty()) {
+            String x = todo.poll();
+            for (String y : members(x, node(x).usedBy, USED_BY)) {
+                if (!level.containsKey(y)) {
+                    level.put(y, node(y).level);
+                    todo.add(y);
+                }
+            }
+        }
+        // Levels rise along every edge, so sorting by level is a topological order; names break ties.
+        List<String> out = new ArrayList<>(level.keySet());
+        out.sort(Comparator.<String>comparingInt(level::get).thenComparing(Comparator.naturalOrder()));
+        return out;
+    }
+
+    /** The level of {@code node}, or -1 if unknown (for checks). */
+    int level(String node) {
+        NodeRecord r = node(node);
+        return r == null ? -1 : r.level;
+    }
+
+    // ------------------------------------------------------------------ changes
+
+    /** Adds {@code node} without edges; false if it was there. */
+    public boolean addNode(String node) {
+        Names.check(node);
+        return change(() -> {
+            if (node(node) != null) {
+                return false;
+            }
+            create(node);
+            return true;
+        });
+    }
+
+    /**
+     * Adds the edge "{@code dependent} uses {@code dependency}", adding either node if missing;
+     * false if the edge was there.
+     *
+     * @throws CycleException if {@code dependency} already uses {@code dependent}, directly or
+     *     through others (or they are the same node)
+     */
+    public boolean addEdge(String dependency, String dependent) {
+        Names.check(dependency);
+        Names.check(dependent);
+        return change(() -> link(dependency, dependent));
+    }
+
+    /** Removes the edge "{@code dependent} uses {@code dependency}"; false if it was not there. */
+    public boolean removeEdge(String dependency, String dependent) {
+        Names.check(dependency);
+        Names.check(dependent);
+        return change(() -> unlink(dependency, dependent));
+    }
+
+    /**
+     * Makes {@code dependencies} exactly what {@code node} uses, adding and removing edges (and
+     * adding nodes) as needed.
+     *
+     * @throws CycleException if a new edge would close a cycle
+     */
+    public void setDependencies(String node, Collection<String> dependencies) {
+        Names.check(node);
+        Set<String> want = new LinkedHashSet<>();
+        for (String d : dependencies) {
+            want.add(Names.check(d));
+        }
+        change(() -> {
+            if (node(node) == null) {
+                create(node);
+            }
+            NodeRecord r = node(node);
+            for (String d : members(node, r.uses, USES)) {
+                if (!want.contains(d)) {
+                    unlink(d, node);
+                }
+            }
+            for (String d : want) {
+                link(d, node);
+            }
+            return null;
+        });
+    }
+
+    /** Removes {@code node} and every edge into or out of it; false if it was not there. */
+    public boolean removeNode(String node) {
+        Names.check(node);
+        return change(() -> {
+            NodeRecord r = node(node);
+            if (r == null) {
+                return false;
+            }
+            for (String d : members(node, r.uses, USES)) {
+                unlink(d, node);
+            }
+            for (String u : members(node, r.usedBy, USED_BY)) {
+                unlink(node, u);
+            }
+            nodes.put(node, ABSENT);
+            dirtyNodes.add(node);
+            nodeDelta--;
+            return true;
+        });
+    }
+
+    private interface Change<T> {
+        T run();
+    }
+
+    private <T> T change(Change<T> c) {
+        if (unit == null) {
+            throw new IllegalStateException("a read-only view of the graph cannot change it");
+        }
+        try {
+            return c.run();
+        } catch (RuntimeException e) {
+            unit.fail(e);
+            throw e;
+        }
+    }
+
+    private void create(String node) {
+        nodes.put(node, new NodeRecord());
+        dirtyNodes.add(node);
+        nodeDelta++;
+    }
+
+    private boolean link(String dependency, String dependent) {
+        if (dependency.equals(dependent)) {
+            throw new CycleException(List.of(dependent, dependent));
+        }
+        if (node(dependency) == null) {
+            create(dependency);
+        }
+        if (node(dependent) == null) {
+            create(dependent);
+        }
+        NodeRecord d = node(dependency);
+        NodeRecord u = node(dependent);
+        if (contains(dependency, d.usedBy, USED_BY, dependent)) {
+            return false;
+        }
+        if (u.level <= d.level) {
+            raise(dependency, dependent, d.level + 1);
+        }
+        add(dependency, d.usedBy, USED_BY, dependent);
+        add(dependent, u.uses, USES, dependency);
+        edgeDelta++;
+        return true;
+    }
+
+    private boolean unlink(String dependency, String dependent) {
+        NodeRecord d = node(dependency);
+        NodeRecord u = node(dependent);
+        if (d == null || u == null || !contains(dependency, d.usedBy, USED_BY, dependent)) {
+            return false;
+        }
+        remove(dependency, d.usedBy, USED_BY, dependent);
+        remove(dependent, u.uses, USES, dependency);
+        edgeDelta--;
+        return true;
+    }
+
+    /**
+     * Before adding {@code dependency -> start}: lifts {@code start} to {@code level} and every
+     * node that uses it, directly or not, above what it uses. Nodes are visited by rising old
+     * level, so each is visited once, after everything that lifts it. Reaching {@code dependency}
+     * means it already uses {@code start}: the edge would close a cycle, and no level has changed.
+     */
+    private void raise(String dependency, String start, int level) {
+        Map<String, Integer> lifted = new HashMap<>();
+        Map<String, String> liftedBy = new HashMap<>();
+        PriorityQueue<Map.Entry<Integer, String>> todo = new PriorityQueue<>(Map.Entry.comparingByKey());
+        Set<String> done = new HashSet<>();
+        lifted.put(start, level);
+        liftedBy.put(start, dependency);
+        todo.add(Map.entry(node(start).level, start));
+        while (!todo.isEmpty()) {
+            String x = todo.poll().getValue();
+            if (!done.add(x)) {
+                continue;
+            }
+            int lx = lifted.get(x);
+            for (String y : members(x, node(x).usedBy, USED_BY)) {
+                if (y.equals(dependency)) {
+                    throw new CycleException(cycle(dependency, x, liftedBy));
+                }
+                NodeRecord ry = node(y);
+                int ly = lifted.getOrDefault(y, ry.level);
+                if (ly <= lx) {
+                    lifted.put(y, lx + 1);
+                    liftedBy.put(y, x);
+                    todo.add(Map.entry(ry.level, y));
+                }
+            }
+        }
+        for (Map.Entry<String, Integer> e : lifted.entrySet()) {
+            node(e.getKey()).level = e.getValue();
+            dirtyNodes.add(e.getKey());
+        }
+    }
+
+    /** {@code dependency} uses {@code last}, which uses what lifted it, ..., back to {@code dependency}. */
+    private static List<String> cycle(String dependency, String last, Map<String, String> liftedBy) {
+        List<String> c = new ArrayList<>();
+        c.add(dependency);
+        for (String x = last; !x.equals(dependency); x = liftedBy.get(x)) {
+            c.add(x);
+        }
+        c.add(dependency);
+        return c;
+    }
+
+    // ------------------------------------------------------------------ edge sets
+
+    private boolean contains(String node, NodeRecord.Side s, char side, String member) {
+        return s.buckets == 0 ? s.inline.contains(member) : bucket(node, side, index(member, s.buckets)).contains(member);
+    }
+
+    private Set<String> members(String node, NodeRecord.Side s, char side) {
+        if (s.buckets == 0) {
+            return new LinkedHashSet<>(s.inline);
+        }
+        Set<String> all = new LinkedHashSet<>();
+        for (int i = 0; i < s.buckets; i++) {
+            all.addAll(bucket(node, side, i));
+        }
+        return all;
+    }
+
+    private void add(String node, NodeRecord.Side s, char side, String member) {
+        dirtyNodes.add(node);
+        s.count++;
+        if (s.buckets == 0) {
+            s.inline.add(member);
+            if (s.count > DependencyGraph.INLINE_EDGES) {
+                Set<String> all = new LinkedHashSet<>(s.inline);
+                s.inline.clear();
+                s.buckets = bucketsFor(all.size());
+                place(node, side, s.buckets, all);
+            }
+            return;
+        }
+        int i = index(member, s.buckets);
+        bucket(node, side, i).add(member);
+        dirtyBuckets.add(bucketKey(node, side, i));
+        if (s.count > 2 * BUCKET_TARGET * s.buckets) {
+            Set<String> all = members(node, s, side);
+            s.buckets *= 2;
+            place(node, side, s.buckets, all);
+        }
+    }
+
+    private void remove(String node, NodeRecord.Side s, char side, String member) {
+        dirtyNodes.add(node);
+        s.count--;
+        if (s.buckets == 0) {
+            s.inline.remove(member);
+            return;
+        }
+        int i = index(member, s.buckets);
+        bucket(node, side, i).remove(member);
+        dirtyBuckets.add(bucketKey(node, side, i));
+        // Back inline at half the threshold, so that a set near it does not move at every change.
+        if (s.count <= DependencyGraph.INLINE_EDGES / 2) {
+            Set<String> all = members(node, s, side);
+            place(node, side, s.buckets, Set.of());
+            s.buckets = 0;
+            s.inline.addAll(all);
+        }
+    }
+
+    /** Empties buckets 0..n-1 of a side and puts {@code all} into them. */
+    private void place(String node, char side, int n, Set<String> all) {
+        for (int i = 0; i < n; i++) {
+            String k = bucketKey(node, side, i);
+            buckets.put(k, new LinkedHashSet<>());
+            dirtyBuckets.add(k);
+        }
+        for (String m : all) {
+            buckets.get(bucketKey(node, side, index(m, n))).add(m);
+        }
+    }
+
+    private static int bucketsFor(int members) {
+        int n = 2;
+        while (n * BUCKET_TARGET < members) {
+            n *= 2;
+        }
+        return n;
+    }
+
+    /** Bucket of {@code member} among {@code n} (a power of two); String.hashCode is fixed by the JLS. */
+    static int index(String member, int n) {
+        int h = member.hashCode() * 0x9E3779B9;
+        return (h ^ (h >>> 16)) & (n - 1);
+    }
+
+    /** Key of a bucket in the edges map: node, NUL, side, bucket number. Names hold no NUL. */
+    static String bucketKey(String node, char side, int i) {
+        return node + '\0' + side + i;
+    }
+
+    private Set<String> bucket(String node, char side, int i) {
+        String k = bucketKey(node, side, i);
+        Set<String> b = buckets.get(k);
+        if (b == null) {
+            byte[] v = read(graph.edgesMap(), k);
+            b = v == null ? new LinkedHashSet<>() : NodeRecord.decodeBucket(k, v);
+            if (unit != null) {
+                buckets.put(k, b);
+            }
+        }
+        return b;
+    }
+
+    // ------------------------------------------------------------------ records
+
+    /** The node's record, or null. A writable edit keeps what it read; a read-only view does not. */
+    private NodeRecord node(String node) {
+        NodeRecord r = nodes.get(node);
+        if (r == null) {
+            byte[] v = read(graph.nodesMap(), node);
+            r = v == null ? ABSENT : NodeRecord.decode(node, v);
+            if (unit != null) {
+                nodes.put(node, r);
+            }
+        }
+        return r == ABSENT ? null : r;
+    }
+
+    private byte[] read(HtodMap<String, byte[]> map, String key) {
+        return unit == null ? map.get(key) : unit.get(map, key);
+    }
+
+    /** Moves the changed records into the unit; run when it commits. */
+    void flush() {
+        HtodMap<String, byte[]> nodeMap = graph.nodesMap();
+        for (String n : dirtyNodes) {
+            NodeRecord r = nodes.get(n);
+            if (r == ABSENT) {
+                unit.remove(nodeMap, n);
+            } else {
+                unit.put(nodeMap, n, r.encode());
+            }
+        }
+        HtodMap<String, byte[]> edgeMap = graph.edgesMap();
+        for (String k : dirtyBuckets) {
+            Set<String> b = buckets.get(k);
+            if (b.isEmpty()) {
+                unit.remove(edgeMap, k);
+            } else {
+                unit.put(edgeMap, k, NodeRecord.encodeBucket(b));
+            }
+        }
+        if (nodeDelta != 0 || edgeDelta != 0) {
+            long[] c = DependencyGraph.counts(unit.get(nodeMap, DependencyGraph.COUNTS_KEY));
+            unit.put(nodeMap, DependencyGraph.COUNTS_KEY, ByteBuffer.allocate(16).putLong(c[0] + nodeDelta)
+                    .putLong(c[1] + edgeDelta).array());
+        }
+        dirtyNodes.clear();
+        dirtyBuckets.clear();
+        nodeDelta = 0;
+        edgeDelta = 0;
+        // Records stay cached: the unit now holds their latest bytes, and the cache agrees with them.
+    }
+}
