@@ -1,0 +1,74 @@
+package org.htod.infinispan;
+
+import static org.testng.Assert.assertTrue;
+import static org.testng.Assert.expectThrows;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.htod.Codec;
+import org.htod.Htod;
+import org.htod.HtodMap;
+import org.htod.HtodStore;
+import org.infinispan.commons.test.BlockHoundHelper;
+import org.infinispan.commons.test.CommonsTestingUtil;
+import org.infinispan.commons.util.Util;
+import org.infinispan.test.AbstractInfinispanTest;
+import org.testng.annotations.AfterSuite;
+import org.testng.annotations.Test;
+
+/**
+ * That the kit's non-blocking check is really on in this module's test run: Infinispan's TestNG
+ * listener has installed BlockHound with Infinispan's integrations, and an htod read from a thread
+ * that must not block is caught. Without this, the store tests would pass just as well with
+ * BlockHound missing (it failed to install here once, for want of log4j-core).
+ *
+ * <p>After the suite, it also fails on any report Infinispan's integration wrote for a blocking
+ * call that no test saw fail (one on a background thread, say).
+ */
+@Test(groups = "unit", testName = "persistence.htod.BlockHoundActiveTest")
+public class BlockHoundActiveTest extends AbstractInfinispanTest {
+    /** Where Infinispan's BlockHound integration writes a report per blocking call. */
+    private static final Path REPORTS = Path.of("target", "surefire-reports");
+
+    public void testHtodFileReadOnANonBlockingThreadIsCaught() throws IOException {
+        Path dir = Path.of(CommonsTestingUtil.tmpDirectory(getClass()));
+        Files.createDirectories(dir);
+        try (HtodStore store = Htod.builder(dir.resolve("probe.htod")).cacheSize(0).open()) {
+            HtodMap<String, String> map = store.map("probe", Codec.string(), Codec.string());
+            map.put("k", "v");
+            AssertionError caught = expectThrows(AssertionError.class,
+                    () -> BlockHoundHelper.ensureNonBlocking(() -> map.get("k")));
+            assertTrue(caught.getMessage().startsWith("Blocking call!"), caught.getMessage());
+        } finally {
+            Util.recursiveFileRemove(dir);
+            // The deliberate call above left a report like any blocking call: it is no failure.
+            for (Path p : blockingReports()) {
+                if (p.getFileName().toString().contains(getClass().getSimpleName())) {
+                    Files.delete(p);
+                }
+            }
+        }
+    }
+
+    @AfterSuite(alwaysRun = true)
+    public void noBlockingCallWentUnseen() throws IOException {
+        List<Path> reports = blockingReports();
+        if (!reports.isEmpty()) {
+            throw new AssertionError("blocking calls on non-blocking threads, reported in " + reports);
+        }
+    }
+
+    private static List<Path> blockingReports() throws IOException {
+        List<Path> out = new ArrayList<>();
+        if (Files.isDirectory(REPORTS)) {
+            try (DirectoryStream<Path> s = Files.newDirectoryStream(REPORTS, "TEST-*-Blocking.xml")) {
+                s.forEach(out::add);
+            }
+        }
+        return out;
+    }
+}
