@@ -71,10 +71,10 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         String cacheName = ctx.getCache().getName();
         int segmentCount = ctx.getCache().getCacheConfiguration().clustering().hash().numSegments();
         boolean segmented = config.segmented();
-        boolean purge = ctx.canStoreDirectlyPurgeOnStartup();
         file = PersistenceUtil.getQualifiedLocation(ctx.getGlobalConfiguration(), config.location(), cacheName, "htod")
                 .resolve(FILE_NAME);
         return blocking.runBlocking(() -> {
+            boolean purge = ctx.canStoreDirectlyPurgeOnStartup(); // reads the global state
             HtodStore store = open(file);
             try {
                 SegmentMaps m = SegmentMaps.open(store, file.toString(), segmented, segmentCount);
@@ -190,6 +190,11 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         SegmentMaps m = running();
         byte[] k = trimmed(entry.getKeyBytes());
         byte[] v = EntryLayout.encode(entry);
+        try {
+            checkSize(k, v);
+        } catch (PersistenceException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         return blocking.runBlocking(() -> {
             try {
                 m.forWrite(segment).put(k, v);
@@ -224,8 +229,12 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
                         Math.max(1, publisherCount))
                 .count();
         Single<Long> writes = Flowable.fromPublisher(writePublisher)
-                .flatMap(sp -> Flowable.fromPublisher(sp).doOnNext(me -> batch.write(sp.getSegment(),
-                        trimmed(me.getKeyBytes()), EntryLayout.encode(me))), Math.max(1, publisherCount))
+                .flatMap(sp -> Flowable.fromPublisher(sp).doOnNext(me -> {
+                    byte[] k = trimmed(me.getKeyBytes());
+                    byte[] v = EntryLayout.encode(me);
+                    checkSize(k, v);
+                    batch.write(sp.getSegment(), k, v);
+                }), Math.max(1, publisherCount))
                 .count();
         return Single.zip(writes, removes, (w, r) -> w + r)
                 .toCompletionStage()
@@ -375,6 +384,15 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
             return marshaller.objectFromByteBuffer(k);
         } catch (IOException | ClassNotFoundException e) {
             throw new PersistenceException("cannot unmarshal a key of " + file + ": " + e, e);
+        }
+    }
+
+    /** htod's limits, checked before any I/O so that the caller gets the error, not a half-done batch. */
+    private void checkSize(byte[] k, byte[] v) {
+        if (k.length > Htod.MAX_KEY_BYTES || v.length > Htod.MAX_VALUE_BYTES) {
+            throw new PersistenceException("htod store " + file + " takes keys of at most " + Htod.MAX_KEY_BYTES
+                    + " bytes and entries of at most " + Htod.MAX_VALUE_BYTES + " bytes; this one has a key of " + k.length
+                    + " bytes and an entry of " + v.length);
         }
     }
 

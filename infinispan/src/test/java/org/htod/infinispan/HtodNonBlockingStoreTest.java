@@ -1,11 +1,16 @@
 package org.htod.infinispan;
 
+import static org.testng.Assert.assertTrue;
+import static org.testng.Assert.expectThrows;
+
+import org.htod.Htod;
 import org.infinispan.commons.test.CommonsTestingUtil;
 import org.infinispan.commons.util.Util;
 import org.infinispan.configuration.cache.Configuration;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.persistence.BaseNonBlockingStoreTest;
 import org.infinispan.persistence.spi.NonBlockingStore;
+import org.infinispan.persistence.spi.PersistenceException;
 import org.testng.annotations.AfterClass;
 import org.testng.annotations.Factory;
 import org.testng.annotations.Test;
@@ -37,6 +42,21 @@ public class HtodNonBlockingStoreTest extends BaseNonBlockingStoreTest {
     @AfterClass(alwaysRun = true)
     protected void removeStoreFiles() {
         Util.recursiveFileRemove(CommonsTestingUtil.tmpDirectory(getClass()));
+    }
+
+    /** Beyond the kit: a key over htod's limit is refused with a typed error, and the store goes on. */
+    public void testKeyOverHtodsLimitIsRefused() {
+        String key = "k".repeat(Htod.MAX_KEY_BYTES + 1);
+        RuntimeException thrown = expectThrows(RuntimeException.class,
+                () -> store.write(marshalledEntry(internalCacheEntry(key, "v", -1))));
+        Throwable e = thrown;
+        while (!(e instanceof PersistenceException) && e.getCause() != null) {
+            e = e.getCause(); // the stage failed: the join wraps its cause
+        }
+        assertTrue(e instanceof PersistenceException && e.getMessage().contains("takes keys of at most "
+                + Htod.MAX_KEY_BYTES + " bytes"), String.valueOf(thrown));
+        store.write(marshalledEntry(internalCacheEntry("small", "v", -1)));
+        assertTrue(store.contains("small"));
     }
 
     @Override
