@@ -15,22 +15,26 @@ import org.htod.HtodMap;
 import org.htod.HtodStore;
 import org.infinispan.commons.test.BlockHoundHelper;
 import org.infinispan.commons.test.CommonsTestingUtil;
+import org.infinispan.commons.test.ThreadLeakChecker;
 import org.infinispan.commons.util.Util;
 import org.infinispan.test.AbstractInfinispanTest;
 import org.testng.annotations.AfterSuite;
 import org.testng.annotations.Test;
 
 /**
- * That the kit's non-blocking check is really on in this module's test run: Infinispan's TestNG
- * listener has installed BlockHound with Infinispan's integrations, and an htod read from a thread
- * that must not block is caught. Without this, the store tests would pass just as well with
- * BlockHound missing (it failed to install here once, for want of log4j-core).
+ * That the kit's checks are really on. First the non-blocking check: Infinispan's TestNG listener
+ * has installed BlockHound with Infinispan's integrations and ours ({@link
+ * HtodBlockHoundIntegration}), and an htod read from a thread that must not block is caught.
+ * Without this, the store tests would pass just as well with BlockHound missing (it failed to
+ * install here once, for want of log4j-core).
  *
- * <p>After the suite, it also fails on any report Infinispan's integration wrote for a blocking
- * call that no test saw fail (one on a background thread, say).
+ * <p>After the suite, it runs the kit's thread-leak check (as the kit's own TestNGSuiteChecksTest
+ * does, which has no test method for the TestNG engine to find) and fails on any report the kit
+ * wrote: a thread some test left running, or a blocking call that no test saw fail (one on a
+ * background thread, say).
  */
-@Test(groups = "unit", testName = "persistence.htod.BlockHoundActiveTest")
-public class BlockHoundActiveTest extends AbstractInfinispanTest {
+@Test(groups = "unit", testName = "persistence.htod.KitChecksTest")
+public class KitChecksTest extends AbstractInfinispanTest {
     /** Where Infinispan's BlockHound integration writes a report per blocking call. */
     private static final Path REPORTS = Path.of("target", "surefire-reports");
 
@@ -55,17 +59,23 @@ public class BlockHoundActiveTest extends AbstractInfinispanTest {
     }
 
     @AfterSuite(alwaysRun = true)
-    public void noBlockingCallWentUnseen() throws IOException {
-        List<Path> reports = blockingReports();
+    public void noBlockingCallOrLeakedThreadWentUnseen() throws IOException {
+        ThreadLeakChecker.checkForLeaks("");
+        List<Path> reports = reports("TEST-*-Blocking.xml");
+        reports.addAll(reports("TEST-ThreadLeakChecker*.xml"));
         if (!reports.isEmpty()) {
-            throw new AssertionError("blocking calls on non-blocking threads, reported in " + reports);
+            throw new AssertionError("blocking calls on non-blocking threads or leaked threads, reported in " + reports);
         }
     }
 
     private static List<Path> blockingReports() throws IOException {
+        return reports("TEST-*-Blocking.xml");
+    }
+
+    private static List<Path> reports(String glob) throws IOException {
         List<Path> out = new ArrayList<>();
         if (Files.isDirectory(REPORTS)) {
-            try (DirectoryStream<Path> s = Files.newDirectoryStream(REPORTS, "TEST-*-Blocking.xml")) {
+            try (DirectoryStream<Path> s = Files.newDirectoryStream(REPORTS, glob)) {
                 s.forEach(out::add);
             }
         }
