@@ -14,6 +14,7 @@ import org.htod.RecoveryReport;
 import org.htod.infinispan.HtodNonBlockingStore;
 import org.htod.infinispan.HtodStoreConfigurationBuilder;
 import org.infinispan.Cache;
+import org.infinispan.commons.util.IntSets;
 import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.configuration.global.GlobalConfigurationBuilder;
@@ -129,9 +130,14 @@ public final class LoopbackCluster {
             nodes.get(1).stop();
             System.out.println("node-1 stopped; node-0 and node-2 read " + readAll(nodes.get(2), keys) + " of " + keys);
             nodes.set(1, startNode("node-1", dir.resolve("node-1"), ports.get(1), ports, Durability.SYNC));
-            RecoveryReport r = store(nodes.get(1)).recoveryReport();
-            System.out.println("node-1 restarted on its htod file (" + r + "); it reads " + readAll(nodes.get(1), keys)
-                    + " of " + keys);
+            HtodNonBlockingStore<?, ?> restarted = store(nodes.get(1));
+            RecoveryReport r = restarted.recoveryReport();
+            long held = restarted.approximateSize(IntSets.immutableRangeSet(
+                    nodes.get(1).getCache(CACHE_NAME).getCacheConfiguration().clustering().hash().numSegments()))
+                    .toCompletableFuture().join();
+            System.out.println("node-1 restarted on its htod file in " + r.took().toMillis() + " ms ("
+                    + (r.clean() ? "closed cleanly" : "after a crash") + "), holding " + held
+                    + " entries as an owner; it reads " + readAll(nodes.get(1), keys) + " of " + keys);
         } finally {
             if (!nodes.isEmpty() && nodes.get(0).getStatus().allowInvocations()) {
                 // One cluster-wide shutdown: no rebalance between the nodes' stops, each store closed cleanly.
