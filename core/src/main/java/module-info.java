@@ -6,11 +6,12 @@
 // The qualified exports name modules built after this one, which javac reports as not found.
 @SuppressWarnings("module")
 module org.htod.core {
-    requires jdk.unsupported; // com.sun.nio.file.ExtendedOpenOption.DIRECT, a JDK module
+    requires jdk.unsupported; // com.sun.nio.file.ExtendedOpenOption.DIRECT, looked up by RawDevice at run time
 
     exports org.htod.core;
     exports org.htod.core.device;
     exports org.htod.core.container to org.htod;
     exports org.htod.core.alloc to org.htod;
     exports org.htod.core.storage to org.htod;
+    exports org.htod.core.log to org.htod;
 }

@@ -4,13 +4,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
+import org.htod.core.CorruptStoreException;
 import org.htod.core.NotAStoreException;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.FileDevice;
 import org.htod.core.storage.Storage;
+import org.htod.mob.LoggedOpen;
+import org.htod.mob.WriteLayer;
 import org.htod.table.HashtableOnDisk;
+import org.htod.table.TableOptions;
 import org.htod.table.TableStore;
 
 /**
@@ -27,6 +32,8 @@ public final class Htod {
     public static final int MAX_KEY_BYTES = HashtableOnDisk.MAX_KEY;
     /** Largest value, in encoded bytes: 256 MiB. */
     public static final int MAX_VALUE_BYTES = HashtableOnDisk.MAX_VALUE;
+    /** Default size of the write buffer (log mode): 64 MiB. */
+    public static final long DEFAULT_BUFFER_SIZE = 64L << 20;
     /** Default size of the entry cache: 8 MiB. */
     public static final long DEFAULT_CACHE_SIZE = 8L << 20;
 
@@ -45,6 +52,22 @@ public final class Htod {
             }
             return FileDevice.open(path);
         });
+    }
+
+    /**
+     * Verifies the store in the file {@code path}: opens it (never creating one), runs {@link
+     * HtodStore#verify()} and closes it. A store that was not closed cleanly is recovered first,
+     * as by any open; damage that stops it from opening is reported as a problem, not thrown.
+     *
+     * @throws NotAStoreException if {@code path} holds no store
+     * @throws org.htod.core.StoreLockedException if a store has the file open
+     */
+    public static VerifyReport verify(Path path) {
+        try (HtodStore store = builder(path).createIfMissing(false).open()) {
+            return store.verify();
+        } catch (CorruptStoreException e) {
+            return new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));
+        }
     }
 
     /**
@@ -73,6 +96,11 @@ public final class Htod {
         private Clock clock = Clock.systemUTC();
         private int loadPermille = HashtableOnDisk.DEFAULT_LOAD_PERMILLE;
         private long cacheSize = DEFAULT_CACHE_SIZE;
+        private int maxPendingLinks = TableOptions.DEFAULT_MAX_PENDING_LINKS;
+        private boolean direct;
+        private long bufferSize = DEFAULT_BUFFER_SIZE;
+        private int installBatch = 4096;
+        private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
 
         private Builder(String where, DeviceOpener opener) {
             this.where = where;
@@ -109,7 +137,7 @@ public final class Htod {
             return this;
         }
 
-        /** Bytes of a new store's log region (a multiple of 4096, or 0); default 16 MiB. */
+        /** Bytes of a new store's log region (a multiple of 4096, or 0); default 64 MiB. */
         public Builder logSize(long bytes) {
             container.logSize(bytes);
             return this;
@@ -118,6 +146,35 @@ public final class Htod {
         /** Bytes a new store's heap may grow to; by default the device's room, or 1 TiB on a file. */
         public Builder heapCapacity(long bytes) {
             container.heapCapacity(bytes);
+            return this;
+        }
+
+        /**
+         * Direct mode: changes go straight into the tables, each linked in place after a sync that
+         * makes its entry durable, instead of through the log and the write buffer; a crash reopen
+         * then walks every table. Default false. Atomic batches ({@link HtodStore#batch}) need
+         * the log.
+         */
+        public Builder directMode(boolean direct) {
+            this.direct = direct;
+            return this;
+        }
+
+        /**
+         * Bytes of memory for the write buffer (log mode): changes logged but not yet installed in
+         * the tables, which reads look into first; writers wait when it is full. Default 64 MiB.
+         */
+        public Builder bufferSize(long bytes) {
+            if (bytes < 1 << 16) {
+                throw new IllegalArgumentException("bufferSize must be at least 64 KiB, found " + bytes);
+            }
+            this.bufferSize = bytes;
+            return this;
+        }
+
+        /** Internal tuning, for tests: the most keys one install of the write layer takes. */
+        Builder installBatch(int keys) {
+            this.installBatch = keys;
             return this;
         }
 
@@ -168,6 +225,16 @@ public final class Htod {
             return this;
         }
 
+        /**
+         * Internal tuning, for tests that need small flushes and doublings of many batches from
+         * small tables: links waiting before a flush, and the fewest buckets a doubling batch moves.
+         */
+        Builder tuning(int maxPendingLinks, int doublingMinBatch) {
+            this.maxPendingLinks = maxPendingLinks;
+            this.doublingMinBatch = doublingMinBatch;
+            return this;
+        }
+
         /** The clock entry expiry is measured by; default the system clock. */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
@@ -183,6 +250,20 @@ public final class Htod {
         public HtodStore open() {
             ContainerConfig cfg = container.build();
             BlockDevice device = opener.open(createIfMissing);
+            if (!direct) {
+                try {
+                    Clock c = clock;
+                    TableOptions topts = new TableOptions(false, c::millis, loadPermille, cacheSize, maxPendingLinks,
+                            doublingMinBatch);
+                    WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
+                            bufferSize, Math.max(1, syncInterval.toMillis()), installBatch);
+                    return new HtodStore(LoggedOpen.open(device, createIfMissing, cfg, topts, wopts, c::millis),
+                            durability, clock);
+                } catch (RuntimeException e) {
+                    device.close(); // an open that failed before it began has written nothing
+                    throw e;
+                }
+            }
             Storage storage;
             try {
                 if (device.size() == 0) {
@@ -191,7 +272,7 @@ public final class Htod {
                     }
                     storage = Storage.create(device, cfg);
                 } else {
-                    storage = Storage.open(device);
+                    storage = Storage.prepare(device);
                 }
             } catch (RuntimeException e) {
                 device.close();
@@ -200,9 +281,11 @@ public final class Htod {
             TableStore tables;
             try {
                 Clock c = clock;
-                tables = TableStore.open(storage, durability == Durability.SYNC, c::millis, loadPermille, cacheSize);
+                tables = TableStore.open(storage, new TableOptions(durability == Durability.SYNC, c::millis,
+                        loadPermille, cacheSize, maxPendingLinks, doublingMinBatch));
             } catch (RuntimeException e) {
-                // Not storage.close(): that would mark the store clean and skip the tables' recovery next time.
+                // Not storage.close(): that would mark the store clean and skip the tables' recovery
+                // next time. An open that failed before the storage began has written nothing.
                 device.close();
                 throw e;
             }

@@ -36,8 +36,9 @@ import org.htod.table.TableWriter;
  *
  * <p><b>Expiry.</b> {@link #put(Object, Object, Duration)} writes an entry that dies after a
  * time to live; every other write makes an entry that never expires. A dead entry is invisible to
- * reads and iteration, and removed by the first read that meets it or by {@link #sweepExpired()}.
- * Until then it still counts in {@link #size()}.
+ * reads and iteration, and removed by {@link #sweepExpired()} (in direct mode also by the first
+ * read that meets it; in log mode reads never write). Until then it still counts in {@link
+ * #size()}.
  *
  * <p>The functions given to {@code compute}, {@code computeIfAbsent}, {@code computeIfPresent}
  * and {@code merge} run under the key's lock and must not use this map.
@@ -49,12 +50,15 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
     private final Codec<K> keys;
     private final Codec<V> values;
     private final LongSupplier clock;
+    private final HtodStore store;
     private Set<K> keySet;
     private Collection<V> valueView;
     private Set<Map.Entry<K, V>> entrySet;
 
-    HtodMap(String name, TableReader reader, TableWriter writer, Codec<K> keys, Codec<V> values, LongSupplier clock) {
+    HtodMap(String name, TableReader reader, TableWriter writer, Codec<K> keys, Codec<V> values, LongSupplier clock,
+            HtodStore store) {
         this.name = name;
+        this.store = store;
         this.reader = reader;
         this.writer = writer;
         this.keys = keys;
@@ -69,7 +73,19 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
 
     // ------------------------------------------------------------------ encoding
 
-    private byte[] keyBytes(K key) {
+    HtodStore store() {
+        return store;
+    }
+
+    TableWriter writer() {
+        return writer;
+    }
+
+    long expiryOf(Duration ttl) {
+        return expiry(ttl);
+    }
+
+    byte[] keyBytes(K key) {
         byte[] b = keys.encode(Objects.requireNonNull(key, "key"));
         if (b.length > Htod.MAX_KEY_BYTES) {
             throw new EntryTooLargeException("a key encodes to " + b.length + " bytes; map '" + name + "' takes keys of at most "
@@ -78,11 +94,13 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
         return b;
     }
 
-    private byte[] valueBytes(V value) {
+    byte[] valueBytes(V value) {
         byte[] b = values.encode(Objects.requireNonNull(value, "value"));
-        if (b.length > Htod.MAX_VALUE_BYTES) {
+        long max = store.maxValueBytes();
+        if (b.length > max) {
             throw new EntryTooLargeException("a value encodes to " + b.length + " bytes; map '" + name
-                    + "' takes values of at most " + Htod.MAX_VALUE_BYTES + " bytes");
+                    + "' takes values of at most " + max + " bytes" + (max < Htod.MAX_VALUE_BYTES
+                            ? " (one log record: give the store a larger logSize for larger values)" : ""));
         }
         return b;
     }
@@ -181,7 +199,12 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             throw new IllegalArgumentException("a time to live must be positive, found " + ttl);
         }
         long now = clock.getAsLong();
-        long ms = ttl.toMillis();
+        long ms;
+        try {
+            ms = ttl.toMillis();
+        } catch (ArithmeticException e) {
+            ms = Long.MAX_VALUE; // longer than milliseconds can say: as good as never
+        }
         return ms > Long.MAX_VALUE - now ? Long.MAX_VALUE : now + Math.max(1, ms);
     }
 
@@ -192,6 +215,38 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             return Change.put(v, expiry);
         });
         return value(old[0]);
+    }
+
+    /**
+     * Puts {@code value} with a version the caller chose, if it is newer than the key's: a version
+     * not above the stored one is ignored (the Thomas write rule), so that applying the same
+     * versioned writes twice, or out of order, leaves the newest. Returns whether it was applied.
+     * A key that is absent (or was removed) takes any version.
+     *
+     * @throws IllegalArgumentException if {@code version} is below 1
+     */
+    public boolean putVersioned(K key, V value, long version) {
+        if (version < 1) {
+            throw new IllegalArgumentException("a version is at least 1, found " + version);
+        }
+        byte[] k = keyBytes(key);
+        byte[] v = valueBytes(value);
+        boolean[] applied = {false};
+        writer.update(k, cur -> {
+            applied[0] = cur == null || version > cur.version();
+            return applied[0] ? Change.put(v, 0, version) : null;
+        });
+        return applied[0];
+    }
+
+    /**
+     * The version of the key's entry: 1 when it was inserted, +1 on each replacement, or the
+     * version a caller gave; 0 if the key is absent.
+     */
+    public long version(Object key) {
+        byte[] k = queryKey(key);
+        StoredEntry e = k == null ? null : reader.get(k);
+        return e == null ? 0 : e.version();
     }
 
     @Override

@@ -7,9 +7,13 @@ import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.htod.core.CorruptStoreException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
-import org.htod.core.alloc.RecoveryReport;
+import org.htod.core.alloc.HeapRecoveryReport;
+import org.htod.mob.BufferedMap;
+import org.htod.mob.LoggedOpen;
+import org.htod.mob.WriteLayer;
 import org.htod.table.HashtableOnDisk;
 import org.htod.table.TableRecovery;
 import org.htod.table.TableStore;
@@ -18,17 +22,53 @@ import org.htod.table.TableVerifier;
 /**
  * An open store: one file or device holding any number of named maps. Thread-safe. Close it to
  * shut down cleanly, which makes the next open fast (no recovery).
+ *
+ * <p>By default every change goes through the write layer: a record in the store's log, made
+ * durable by group commit, and a state in a write buffer that reads look into first, installed
+ * into the maps' tables by a background flusher (see {@code docs/WRITE-LAYER.md}). In direct
+ * mode ({@link Htod.Builder#directMode}) changes go straight into the tables.
  */
 public final class HtodStore implements AutoCloseable {
     private final TableStore tables;
+    /** Log mode's write layer; null in direct mode. */
+    private final WriteLayer layer;
     private final Durability durability;
     private final Clock clock;
-    private final org.htod.RecoveryReport report;
+    private final RecoveryReport report;
     private final ScheduledExecutorService syncer;
     private volatile boolean closed;
 
+    /** A store in log mode. */
+    HtodStore(LoggedOpen.Opened opened, Durability durability, Clock clock) {
+        this.layer = opened.layer();
+        this.tables = null;
+        this.durability = durability;
+        this.clock = clock;
+        this.syncer = null;
+        this.report = report(opened);
+    }
+
+    private static RecoveryReport report(LoggedOpen.Opened o) {
+        LoggedOpen.Facts f = o.facts();
+        if (o.directRecovery() != null) {
+            RecoveryReport direct = report(o.directRecovery());
+            return new RecoveryReport(direct.clean(), direct.heapPath(), direct.heapTook(), direct.heapHeadersRead(),
+                    direct.tablesTook(), direct.tables(), direct.entriesCounted(), direct.leakedBlocksFreed(),
+                    direct.entriesRelinked(), 0, 0, 0, 0, direct.detail() + "; the log started at its first checkpoint");
+        }
+        String detail = (f.clean() ? "opened cleanly from the last checkpoint" : "after an unclean shutdown, from the"
+                + " last checkpoint and the log: " + f.logBytesRead() + " bytes of log read, " + f.dataRecords()
+                + " data records and " + f.installRecords() + " install records replayed (" + f.allocationsReplayed()
+                + " allocations, " + f.freesReplayed() + " frees, " + f.linksRedone() + " links redone), " + f.keysBuffered()
+                + " changes back in the write buffer; the log " + f.logEnd()) + ", in " + f.took().toMillis() + " ms";
+        return new RecoveryReport(f.clean(), "log", f.took(), 0, Duration.ZERO, 0, 0, 0, 0, f.logBytesRead(),
+                f.dataRecords(), f.installRecords(), f.keysBuffered(), detail);
+    }
+
+    /** A store in direct mode. */
     HtodStore(TableStore tables, Durability durability, Duration syncInterval, Clock clock) {
         this.tables = tables;
+        this.layer = null;
         this.durability = durability;
         this.clock = clock;
         this.report = report(tables);
@@ -45,16 +85,16 @@ public final class HtodStore implements AutoCloseable {
         }
     }
 
-    private static org.htod.RecoveryReport report(TableStore tables) {
-        RecoveryReport heap = tables.storage().recoveryReport();
+    private static RecoveryReport report(TableStore tables) {
+        HeapRecoveryReport heap = tables.storage().recoveryReport();
         TableRecovery.Report t = tables.recovery();
         if (t == null) {
-            return new org.htod.RecoveryReport(true, heap.path(), heap.took(), heap.headersRead(), Duration.ZERO, 0, 0, 0,
-                    0, "opened cleanly, heap " + heap);
+            return new RecoveryReport(true, heap.path(), heap.took(), heap.headersRead(), Duration.ZERO, 0, 0, 0,
+                    0, 0, 0, 0, 0, "opened cleanly, heap " + heap);
         }
-        return new org.htod.RecoveryReport(false, heap.path(), heap.took(), heap.headersRead(), t.took(), t.tables(),
-                t.entries(), t.leakedBlocksFreed(), t.entriesRelinked(), "after an unclean shutdown: heap " + heap + "; "
-                        + t);
+        return new RecoveryReport(false, heap.path(), heap.took(), heap.headersRead(), t.took(), t.tables(),
+                t.entries(), t.leakedBlocksFreed(), t.entriesRelinked(), 0, 0, 0, 0, "after an unclean shutdown: heap "
+                        + heap + "; " + t);
     }
 
     private void backgroundSync() {
@@ -78,20 +118,68 @@ public final class HtodStore implements AutoCloseable {
         Objects.requireNonNull(keyCodec, "keyCodec");
         Objects.requireNonNull(valueCodec, "valueCodec");
         ensureOpen();
+        int nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (nameBytes > Htod.MAX_KEY_BYTES) {
+            throw new EntryTooLargeException("a map name takes at most " + Htod.MAX_KEY_BYTES + " bytes in UTF-8, found "
+                    + nameBytes);
+        }
+        if (layer != null) {
+            BufferedMap m = layer.map(name, true);
+            return new HtodMap<>(name, m, m, keyCodec, valueCodec, clock::millis, this);
+        }
         HashtableOnDisk t = tables.table(name, true);
-        return new HtodMap<>(name, t, t, keyCodec, valueCodec, clock::millis);
+        return new HtodMap<>(name, t, t, keyCodec, valueCodec, clock::millis, this);
     }
 
     /** Names of the maps in this store. */
     public List<String> mapNames() {
         ensureOpen();
-        return tables.names();
+        return layer != null ? layer.mapNames() : tables.names();
     }
 
     /** Makes every write so far durable. */
     public void sync() {
         ensureOpen();
-        tables.sync();
+        if (layer != null) {
+            layer.sync();
+        } else {
+            tables.sync();
+        }
+    }
+
+    /**
+     * A new batch: puts and removes over maps of this store that {@link WriteBatch#commit} makes
+     * visible and durable (as the store's durability says) together; after a crash either all of
+     * them are there, or none. Needs the log: a store in direct mode refuses.
+     */
+    public WriteBatch batch() {
+        ensureOpen();
+        if (layer == null) {
+            throw new UnsupportedOperationException("atomic batches need the log; " + this + " was opened in direct mode");
+        }
+        return new WriteBatch(this, layer);
+    }
+
+    /**
+     * Installs every buffered change into the tables and takes a checkpoint, so that a reopen
+     * after a crash has little log to replay. The write layer does this by itself as the log
+     * fills; call it before a planned stop that may not close cleanly. No effect in direct mode.
+     */
+    public void checkpoint() {
+        ensureOpen();
+        if (layer != null) {
+            layer.checkpointNow();
+        }
+    }
+
+    /** Largest value, in encoded bytes: {@link Htod#MAX_VALUE_BYTES}, or in log mode what one log record holds. */
+    public long maxValueBytes() {
+        return layer == null ? Htod.MAX_VALUE_BYTES : Math.min(Htod.MAX_VALUE_BYTES, layer.maxBatchBytes() - 64 - Htod.MAX_KEY_BYTES);
+    }
+
+    /** Whether this store writes through the log (the default) rather than directly. */
+    public boolean logged() {
+        return layer != null;
     }
 
     public Durability durability() {
@@ -99,16 +187,26 @@ public final class HtodStore implements AutoCloseable {
     }
 
     /** What opening took and found. */
-    public org.htod.RecoveryReport recoveryReport() {
+    public RecoveryReport recoveryReport() {
         return report;
     }
 
-    /** Runs the structural verifier over every map (all chains, CRCs, counts, and no leaked block). */
-    TableVerifier.Report verify() {
+    /**
+     * Reads the whole store and checks it against its invariants: every checksum, every chain,
+     * every map's count, and every allocated block reached by some map. Writers wait while a map
+     * is checked; readers do not.
+     */
+    public VerifyReport verify() {
         ensureOpen();
-        return tables.verify(true);
+        try {
+            TableVerifier.Report r = layer != null ? layer.verify() : tables.verify(true);
+            return new VerifyReport(r.tables(), r.entries(), r.reachedBlocks(), r.allocatedBlocks(), List.of());
+        } catch (CorruptStoreException e) {
+            return new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));
+        }
     }
 
+    /** The tables: direct mode's, or those under the write layer. */
     TableStore tables() {
         return tables;
     }
@@ -128,6 +226,10 @@ public final class HtodStore implements AutoCloseable {
             }
             closed = true;
         }
+        if (layer != null) {
+            layer.close();
+            return;
+        }
         if (syncer != null) {
             syncer.shutdown();
             try {
@@ -142,6 +244,7 @@ public final class HtodStore implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "HtodStore[" + tables.storage().heap().device().name() + ", " + durability + "]";
+        return "HtodStore[" + (layer != null ? layer.deviceName() + ", log" : tables.storage().heap().device().name()
+                + ", direct") + ", " + durability + "]";
     }
 }

@@ -8,7 +8,8 @@ import java.time.Duration;
  * tables' recovery did.
  *
  * @param clean whether the store had been closed cleanly
- * @param heapPath how the heap was opened: {@code "new"}, {@code "snapshot"}, {@code "scan"} or {@code "lists"}
+ * @param heapPath how the store was opened: {@code "log"} (log mode: its checkpoint and the log), or
+ *     in direct mode how the heap was: {@code "new"}, {@code "snapshot"}, {@code "scan"} or {@code "lists"}
  * @param heapTook time the heap took to open
  * @param heapHeadersRead block headers the heap read to recover
  * @param tablesTook time the tables' recovery took (zero after a clean close)
@@ -16,7 +17,11 @@ import java.time.Duration;
  * @param entriesCounted entries found by the tables' recovery
  * @param leakedBlocksFreed allocated blocks no map reached (writes cut by the crash), freed
  * @param entriesRelinked entries an interrupted doubling had cut out of their chains, linked back
- * @param detail the heap's and the tables' own reports, in words
+ * @param logBytesRead bytes of the log read to replay it (log mode)
+ * @param logDataRecords records of changes replayed from the log (log mode)
+ * @param logInstallRecords install records after the checkpoint redone (log mode)
+ * @param changesBuffered changes put back into the write buffer, to be installed (log mode)
+ * @param detail the heap's, the tables' and the log's own reports, in words
  */
 public record RecoveryReport(
         boolean clean,
@@ -28,6 +33,10 @@ public record RecoveryReport(
         long entriesCounted,
         long leakedBlocksFreed,
         long entriesRelinked,
+        long logBytesRead,
+        long logDataRecords,
+        long logInstallRecords,
+        long changesBuffered,
         String detail) {
 
     /** Time to open, heap and tables together. */

@@ -1,6 +1,7 @@
 package org.htod;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,24 +20,33 @@ import org.junit.jupiter.api.Test;
  */
 class HeapBoundTest {
 
+    /** The child must be done by then (it takes a few minutes on two cores); {@code -Dhtod.heapbound.timeout=S} seconds. */
+    private static final long TIMEOUT_SECONDS = Long.getLong("htod.heapbound.timeout", 30 * 60);
+
     @Test
     void manyEntriesInA64MegabyteHeap() throws Exception {
         int entries = 5_000_000;
         Path file = TestStores.tempFile("heapbound");
+        Path log = TestStores.tempFile("heapbound-child");
         try {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             List<String> cmd = new ArrayList<>(List.of(java, "-Xmx64m", "-XX:+UseSerialGC", "-cp",
                     System.getProperty("java.class.path"), HeapBoundTest.class.getName(), file.toString(),
                     Integer.toString(entries)));
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes());
-            if (!p.waitFor(30, TimeUnit.MINUTES)) {
-                p.destroyForcibly();
+            // The output goes to a file, not a pipe: reading a pipe to its end would wait for the
+            // child however long it runs, before the timeout below could apply.
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            boolean ended = p.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            if (!ended) {
+                p.destroyForcibly().waitFor();
             }
+            String out = Files.readString(log);
             System.out.print(out);
+            assertTrue(ended, "child JVM still running after " + TIMEOUT_SECONDS + " s, killed; its output:\n" + out);
             assertEquals(0, p.exitValue(), "child JVM failed:\n" + out);
         } finally {
             TestStores.delete(file);
+            TestStores.delete(log);
         }
     }
 

@@ -6,13 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.htod.core.device.CountingDevice;
 import org.htod.core.device.IoCounts;
 import org.htod.core.device.MemoryDevice;
+import org.htod.testkit.OpenedStores;
+import org.htod.testkit.VerifyStores;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * What each map operation costs in device I/O, counted (direct mode, TS): the paper's "one seek
  * to write the data, one to update the hash index", the index update waiting in memory for a
  * flush that writes many of them after one sync.
  */
+@ExtendWith(VerifyStores.class)
 class HtodIoCountTest {
 
     private static IoCounts cost(CountingDevice dev, Runnable op) {
@@ -22,10 +26,10 @@ class HtodIoCountTest {
     }
 
     @Test
-    void costsPerOperation() {
+    void costsPerOperation(OpenedStores stores) {
         MemoryDevice mem = new MemoryDevice();
         CountingDevice dev = new CountingDevice(mem);
-        try (HtodStore s = TestStores.small(dev).durability(Durability.NONE).cacheSize(0).open()) {
+        try (HtodStore s = stores.track(TestStores.small(dev).directMode(true).durability(Durability.NONE).cacheSize(0).open(), mem)) {
             HtodMap<String, String> m = s.map("io", Codec.string(), Codec.string());
             m.put("warm", "up");
             s.sync();
@@ -82,7 +86,7 @@ class HtodIoCountTest {
             assertTrue(sync.writes() <= 31, "at most one write per link and the header " + sync);
         }
         dev = new CountingDevice(mem.reopen());
-        try (HtodStore s = TestStores.small(dev).durability(Durability.SYNC).open()) {
+        try (HtodStore s = stores.track(TestStores.small(dev).directMode(true).durability(Durability.SYNC).open(), mem)) {
             HtodMap<String, String> m = s.map("io", Codec.string(), Codec.string());
             CountingDevice d = dev;
             IoCounts put = cost(d, () -> m.put("b", "1"));

@@ -9,14 +9,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.HashMap;
 import java.util.Map;
 import org.htod.core.device.MemoryDevice;
+import org.htod.testkit.OpenedStores;
+import org.htod.testkit.VerifyStores;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
+@ExtendWith(VerifyStores.class)
 class HtodMapBasicsTest {
 
     @Test
-    void putGetRemoveAndReopen() {
+    void putGetRemoveAndReopen(OpenedStores stores) {
         MemoryDevice dev = new MemoryDevice();
-        try (HtodStore s = TestStores.small(dev).open()) {
+        try (HtodStore s = stores.open(dev, TestStores::small)) {
             HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
             assertNull(m.put("a", "1"));
             assertEquals("1", m.put("a", "2"));
@@ -30,7 +34,7 @@ class HtodMapBasicsTest {
             assertEquals(1000, m.size());
             TestStores.verify(s);
         }
-        try (HtodStore s = TestStores.small(dev.reopen()).open()) {
+        try (HtodStore s = stores.open(dev.reopen(), TestStores::small)) {
             assertTrue(s.recoveryReport().clean(), s.recoveryReport().toString());
             HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
             assertEquals(1000, m.size());
@@ -48,8 +52,8 @@ class HtodMapBasicsTest {
     }
 
     @Test
-    void nullsAreRejected() {
-        try (HtodStore s = TestStores.memory()) {
+    void nullsAreRejected(OpenedStores stores) {
+        try (HtodStore s = TestStores.memory(stores)) {
             HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
             assertThrows(NullPointerException.class, () -> m.put(null, "x"));
             assertThrows(NullPointerException.class, () -> m.put("x", null));

@@ -14,6 +14,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.htod.core.device.MemoryDevice;
+import org.htod.testkit.OpenedStores;
+import org.htod.testkit.VerifyStores;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -33,6 +36,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * Then the values, the size and the structure are checked, and again after a close and reopen.
  */
+@ExtendWith(VerifyStores.class)
 class HtodMapConcurrencyTest {
     private static final int WRITERS = 8;
     private static final int OWN = 40;
@@ -41,10 +45,10 @@ class HtodMapConcurrencyTest {
 
     @ParameterizedTest
     @EnumSource(value = Durability.class, names = {"NONE", "SYNC"})
-    void concurrentWritersAndReadersKeepEveryOutcome(Durability durability) throws Exception {
+    void concurrentWritersAndReadersKeepEveryOutcome(Durability durability, OpenedStores stores) throws Exception {
         long seed = 0xC0FFEE + durability.ordinal();
         MemoryDevice dev = new MemoryDevice();
-        HtodStore store = TestStores.small(dev).durability(durability).open();
+        HtodStore store = stores.open(dev, b -> TestStores.small(b).durability(durability));
         HtodMap<String, Long> m = store.map("mt", Codec.string(), Codec.longs());
         int rounds = 300 * TestStores.scale();
         long[][] sharedWins = new long[WRITERS][SHARED];
@@ -135,7 +139,7 @@ class HtodMapConcurrencyTest {
         check(m, rounds, sharedWins);
         TestStores.verify(store);
         store.close();
-        try (HtodStore again = TestStores.small(dev.reopen()).open()) {
+        try (HtodStore again = stores.open(dev.reopen(), TestStores::small)) {
             assertTrue(again.recoveryReport().clean());
             check(again.map("mt", Codec.string(), Codec.longs()), rounds, sharedWins);
             TestStores.verify(again);

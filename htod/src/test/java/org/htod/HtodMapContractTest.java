@@ -61,7 +61,7 @@ public class HtodMapContractTest {
                     protected Map<String, String> create(Map.Entry<String, String>[] entries) {
                         closeCurrent();
                         file = TestStores.tempFile("guava");
-                        current = Htod.builder(file).grain(64).logSize(0).durability(Durability.NONE).open();
+                        current = Htod.builder(file).grain(64).logSize(1 << 20).durability(Durability.NONE).open();
                         HtodMap<String, String> m = current.map("guava", Codec.string(), Codec.string());
                         for (Map.Entry<String, String> e : entries) {
                             m.put(e.getKey(), e.getValue());

@@ -1,106 +1,192 @@
 package org.htod;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
+import org.htod.core.HtodException;
 import org.htod.core.device.CrashDevice;
+import org.htod.core.device.CrashDevice.Counting;
+import org.htod.core.device.CrashDevice.CutWrite;
 import org.htod.core.device.MemoryDevice;
-import org.htod.core.device.SimulatedCrashException;
 import org.junit.jupiter.api.Test;
 
 /**
- * Power loss through the public API: a store on a {@code CrashDevice} with durability SYNC runs
- * puts, replaces, removes, compute and putAll until the armed write, the crash keeps a random
- * subset of the unsynced writes, and the store reopened on what survived must hold, for every key,
- * the value of the last operation that returned, or the one in flight; and pass the verifier.
+ * Power loss through the public API, for each storage method at each durability: a store on a
+ * {@code CrashDevice} runs puts, replaces, removes, compute and putAll (and, below SYNC, explicit
+ * syncs) until power fails at a seeded write or sync (the write at the cut may land), the crash
+ * keeps a random subset of the unsynced writes, and the store reopened on what survived must hold,
+ * for every key, a value it may hold: with SYNC the value of the last operation that returned, or
+ * of the one in flight; with ASYNC and NONE any value written since the last {@code sync()} that
+ * returned (the background syncs of ASYNC only make more of them durable). Then iteration agrees
+ * with lookups and the size, and the store verifies. The crashed store is not verified, the one
+ * reopened is.
  */
 class HtodMapCrashTest {
+    private static final int KEYS = 150;
+    /** Marks an absent key among the values a key may hold. */
+    private static final String ABSENT = "(absent)";
 
     @Test
     void acknowledgedWritesSurvivePowerLoss() {
-        int points = 400 * TestStores.scale();
+        int points = 450 * TestStores.scale();
+        Map<String, Integer> perConfig = new TreeMap<>();
         for (int i = 0; i < points; i++) {
             long seed = 0xA11CE000L + i;
             try {
-                point(seed);
+                perConfig.merge(point(seed), 1, Integer::sum);
             } catch (Throwable e) {
                 throw new AssertionError("seed=" + seed + ": " + e, e);
             }
         }
+        System.out.println(points + " crash points through the map API: " + perConfig);
+        assertEquals(9, perConfig.size(), "every storage method at every durability: " + perConfig);
     }
 
-    private static void point(long seed) {
+    /** What each key may hold after a crash; see the class comment. */
+    private static final class Model {
+        final boolean syncEach;
+        final Map<String, String> acked = new HashMap<>();
+        /** Per key written since the last sync (with SYNC: by the operation in flight), what it may hold. */
+        final Map<String, Set<String>> since = new HashMap<>();
+
+        Model(Durability d) {
+            this.syncEach = d == Durability.SYNC;
+        }
+
+        void begin(String k, String v) {
+            since.computeIfAbsent(k, x -> {
+                Set<String> s = new HashSet<>();
+                s.add(acked.getOrDefault(x, ABSENT));
+                return s;
+            }).add(v == null ? ABSENT : v);
+        }
+
+        /** The operation returned with this effect on {@code k}. */
+        void acked(String k, String v) {
+            if (v == null) {
+                acked.remove(k);
+            } else {
+                acked.put(k, v);
+            }
+        }
+
+        /** The operation returned: with SYNC its effect is durable. */
+        void done() {
+            if (syncEach) {
+                since.clear();
+            }
+        }
+
+        void synced() {
+            since.clear();
+        }
+
+        boolean allows(String k, String found) {
+            Set<String> s = since.get(k);
+            String f = found == null ? ABSENT : found;
+            return s != null ? s.contains(f) : f.equals(acked.getOrDefault(k, ABSENT));
+        }
+    }
+
+    /** One crash point; returns its storage method and durability. */
+    private static String point(long seed) {
         SplittableRandom r = new SplittableRandom(seed);
+        StorageMethod method = StorageMethod.values()[(int) (seed % 3)];
+        Durability durability = Durability.values()[(int) (seed / 3 % 3)];
         MemoryDevice disk = new MemoryDevice();
         CrashDevice dev = new CrashDevice(disk);
-        HtodStore store = TestStores.small(dev).durability(Durability.SYNC).open();
+        HtodStore store = TestStores.small(dev).storageMethod(method).durability(durability)
+                .syncInterval(Duration.ofMillis(2)).open();
         HtodMap<String, String> m = store.map("crash", Codec.string(), Codec.string());
-        dev.armCrashAfterWrites(1 + r.nextInt(1500));
-        Map<String, String> acked = new HashMap<>();
-        Map<String, String> inFlight = new HashMap<>();
-        Set<String> flightKeys = new HashSet<>();
+        dev.armPowerCut(1 + r.nextInt(1500), Counting.WRITES_AND_SYNCS, CutWrite.IN_FLIGHT);
+        Model model = new Model(durability);
         try {
             for (int op = 0; ; op++) {
-                String k = "k" + r.nextInt(150);
+                String k = "k" + r.nextInt(KEYS);
                 String v = "v" + op + "-" + "x".repeat(r.nextInt(4) == 0 ? 700 : 3);
-                inFlight.clear();
-                flightKeys.clear();
-                int kind = r.nextInt(10);
+                int kind = r.nextInt(durability == Durability.SYNC ? 10 : 11);
                 if (kind < 4) {
-                    flightKeys.add(k);
-                    inFlight.put(k, v);
+                    model.begin(k, v);
                     m.put(k, v);
-                    acked.put(k, v);
+                    model.acked(k, v);
                 } else if (kind < 6) {
-                    flightKeys.add(k);
+                    model.begin(k, null);
                     m.remove(k);
-                    acked.remove(k);
+                    model.acked(k, null);
                 } else if (kind < 7) {
-                    flightKeys.add(k);
-                    inFlight.put(k, v);
-                    if (m.replace(k, v) != null) {
-                        acked.put(k, v);
+                    String before = model.acked.get(k);
+                    if (before != null) {
+                        model.begin(k, v);
+                    }
+                    String replaced = m.replace(k, v);
+                    if (!Objects.equals(before, replaced)) {
+                        throw new AssertionError("replace of " + k + " found " + replaced + ", expected " + before);
+                    }
+                    if (replaced != null) {
+                        model.acked(k, v);
                     }
                 } else if (kind < 8) {
-                    flightKeys.add(k);
-                    String nv = acked.getOrDefault(k, "") + "c";
-                    inFlight.put(k, nv.length() > 50 ? "c" : nv);
-                    m.compute(k, (key, old) -> (old == null ? "" : old).length() + 1 > 50 ? "c" : (old == null ? "" : old) + "c");
-                    acked.put(k, inFlight.get(k));
-                } else {
+                    String old = model.acked.get(k);
+                    String nv = old == null || old.length() >= 50 ? "c" : old + "c";
+                    model.begin(k, nv);
+                    m.compute(k, (key, o) -> o == null || o.length() >= 50 ? "c" : o + "c");
+                    model.acked(k, nv);
+                } else if (kind < 10) {
                     Map<String, String> batch = new HashMap<>();
                     for (int i = 0; i < 10; i++) {
-                        batch.put("k" + r.nextInt(150), v + i);
+                        batch.put("k" + r.nextInt(KEYS), v + i);
                     }
-                    flightKeys.addAll(batch.keySet());
-                    inFlight.putAll(batch);
+                    batch.forEach(model::begin);
                     m.putAll(batch);
-                    acked.putAll(batch);
+                    batch.forEach(model::acked);
+                } else {
+                    store.sync();
+                    model.synced();
                 }
+                model.done();
             }
-        } catch (SimulatedCrashException expected) {
-            // power lost in the middle of the operation on flightKeys
+        } catch (HtodException e) {
+            // Power lost in the middle of the operation whose keys model.since holds: the device's
+            // own error, or with ASYNC the store's refusal after its background sync met the cut.
+            if (!dev.powerCut()) {
+                throw e;
+            }
         }
         dev.crash(seed);
+        try {
+            store.close(); // stops the background sync of ASYNC; the crashed device refuses the rest
+        } catch (HtodException expected) {
+            // the device is gone: nothing of the close reaches it
+        }
         try (HtodStore again = TestStores.small(disk.reopen()).open()) {
             assertTrue(!again.recoveryReport().clean());
             TestStores.verify(again);
             HtodMap<String, String> m2 = again.map("crash", Codec.string(), Codec.string());
-            for (int i = 0; i < 150; i++) {
+            Map<String, String> found = new HashMap<>();
+            for (int i = 0; i < KEYS; i++) {
                 String k = "k" + i;
-                String found = m2.get(k);
-                boolean ok = Objects.equals(found, acked.get(k))
-                        || flightKeys.contains(k) && Objects.equals(found, inFlight.get(k));
-                if (!ok) {
-                    throw new AssertionError(k + " holds " + found + ", acknowledged " + acked.get(k)
-                            + (flightKeys.contains(k) ? ", in flight " + inFlight.get(k) : ""));
+                String v = m2.get(k);
+                if (!model.allows(k, v)) {
+                    Set<String> since = model.since.get(k);
+                    throw new AssertionError(k + " holds " + v + ", acknowledged " + model.acked.get(k)
+                            + (since == null ? ", and no later write" : ", or one of " + since) + " (" + method
+                            + ", " + durability + ")");
+                }
+                if (v != null) {
+                    found.put(k, v);
                 }
             }
+            assertEquals(found, new HashMap<>(m2), "iteration agrees with lookups");
+            assertEquals(found.size(), m2.size());
         }
+        return method + "/" + durability;
     }
 }

@@ -3,51 +3,73 @@ package org.htod;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
+import org.htod.core.HtodException;
 import org.htod.core.device.MemoryDevice;
 import org.junit.jupiter.api.Test;
 
 /**
  * Random operations on an HtodMap checked one by one against a HashMap, with the store closed
- * and reopened (cleanly, or abandoned and recovered) from time to time, and verified each time.
- * Seeds vary the key space (from dense chains to several doublings), value sizes (some larger than
- * the first read of an entry), the storage method and the durability (NONE, with a sync before an
- * abandoned reopen, or SYNC). A failure names its seed and operation.
+ * and reopened (cleanly, or abandoned as a process that dies and recovered) from time to time,
+ * and verified each time. The runs cover every storage method at every durability (NONE and
+ * ASYNC sync before they are abandoned, SYNC need not), each pair once with no entry cache and a
+ * small key space (dense chains), once with a large cache and a large key space (several
+ * doublings); value sizes vary, some larger than the first read of an entry. A failure names its
+ * seed, configuration and operation.
  */
 class HtodMapRandomOpsTest {
-    private static final int SEEDS = 20;
+    /** One run's store and workload. */
+    record Config(StorageMethod method, Durability durability, long cache, int keySpace, int bigEvery) {}
+
+    private static final List<Config> CONFIGS = configs();
+
+    private static List<Config> configs() {
+        List<Config> out = new ArrayList<>();
+        int i = 0;
+        for (StorageMethod m : StorageMethod.values()) {
+            for (Durability d : Durability.values()) {
+                out.add(new Config(m, d, 0, i % 2 == 0 ? 16 : 300, i % 3 == 0 ? 0 : 50));
+                out.add(new Config(m, d, i % 2 == 0 ? 8 << 20 : 16 << 10, i % 2 == 0 ? 20_000 : 3000, i % 3 == 1 ? 0 : 50));
+                i++;
+            }
+        }
+        return out;
+    }
 
     @Test
     void randomOperationsMatchAHashMap() {
-        long total = 0;
-        int opsPerSeed = 50_000 * TestStores.scale();
-        for (int i = 0; i < SEEDS; i++) {
+        int opsPerRun = 50_000 * TestStores.scale();
+        Map<String, Integer> done = new TreeMap<>();
+        for (int i = 0; i < CONFIGS.size(); i++) {
             long seed = 0x5eed0000L + i;
-            total += run(seed, opsPerSeed);
+            run(seed, CONFIGS.get(i), opsPerRun, done);
         }
-        assertTrue(total >= 1_000_000, "ran " + total + " operations");
+        System.out.println(CONFIGS.size() + " runs of " + opsPerRun + " operations, reached (runs): " + done);
+        // What the runs did, so that a workload that stops reaching a case fails here.
+        for (String what : new String[] {"clean reopen", "abandoned reopen", "iteration", "putAll", "clear",
+            "doubled past 1024 buckets"}) {
+            assertTrue(done.getOrDefault(what, 0) >= CONFIGS.size() / 3, what + " too rarely: " + done);
+        }
     }
 
-    private static final StorageMethod[] METHODS = StorageMethod.values();
-
-    static long run(long seed, int ops) {
+    static void run(long seed, Config c, int ops, Map<String, Integer> done) {
         SplittableRandom r = new SplittableRandom(seed);
-        int keySpace = new int[] {16, 300, 3000, 20_000}[r.nextInt(4)];
-        int bigEvery = r.nextInt(2) == 0 ? 0 : 50;
-        StorageMethod method = METHODS[r.nextInt(METHODS.length)];
-        long cache = new long[] {0, 16 << 10, 8 << 20}[r.nextInt(3)];
-        Durability durability = r.nextInt(4) == 0 ? Durability.SYNC : Durability.NONE;
         MemoryDevice dev = new MemoryDevice();
         Map<String, String> model = new HashMap<>();
-        HtodStore store = open(dev, method, cache, durability);
+        HtodStore store = open(dev, c);
         HtodMap<String, String> m = store.map("random", Codec.string(), Codec.string());
         int op = 0;
+        Set<String> seen = new HashSet<>();
         try {
             for (op = 0; op < ops; op++) {
                 if (r.nextInt(10_000) == 0 || op == ops - 1) {
@@ -55,31 +77,55 @@ class HtodMapRandomOpsTest {
                     if (clean) {
                         TestStores.verify(store);
                         store.close();
-                    } else if (durability == Durability.NONE) {
-                        store.sync(); // then abandoned as if the process died: what it synced is on the device
-                    } // else abandoned as it is: with SYNC every write that returned is on the device
+                    } else {
+                        if (c.durability() != Durability.SYNC) {
+                            store.sync(); // then the process dies: what it synced is on the device
+                        }
+                        abandon(store, dev);
+                    }
+                    seen.add(clean ? "clean reopen" : "abandoned reopen");
                     dev = dev.reopen();
-                    store = open(dev, method, cache, durability);
+                    store = open(dev, c);
                     assertEquals(clean, store.recoveryReport().clean(), store.recoveryReport().toString());
                     m = store.map("random", Codec.string(), Codec.string());
                     assertEquals(model.size(), m.size(), "size after reopen");
                     TestStores.verify(store);
                     continue;
                 }
-                step(r, m, model, keySpace, bigEvery);
+                String kind = step(r, m, model, c.keySpace(), c.bigEvery());
+                if (kind != null) {
+                    seen.add(kind);
+                }
+                if (m.size() > 768) {
+                    seen.add("doubled past 1024 buckets");
+                }
             }
             assertEquals(model, new HashMap<>(m));
             TestStores.verify(store);
             store.close();
         } catch (Throwable e) {
-            throw new AssertionError("seed=" + seed + " op=" + op + " keySpace=" + keySpace + " method=" + method
-                    + " cache=" + cache + " durability=" + durability + ": " + e, e);
+            throw new AssertionError("seed=0x" + Long.toHexString(seed) + " op=" + op + " " + c + ": " + e, e);
         }
-        return ops;
+        seen.forEach(k -> done.merge(k, 1, Integer::sum));
     }
 
-    private static HtodStore open(MemoryDevice dev, StorageMethod method, long cache, Durability durability) {
-        return TestStores.small(dev).storageMethod(method).cacheSize(cache).durability(durability).open();
+    /**
+     * Leaves the store as a process that dies would: its device closed first, so that nothing
+     * more reaches the bytes (a background sync of ASYNC included); closing it then only stops
+     * its threads, and fails.
+     */
+    private static void abandon(HtodStore store, MemoryDevice dev) {
+        dev.close();
+        try {
+            store.close();
+        } catch (HtodException expected) {
+            // the device is gone
+        }
+    }
+
+    private static HtodStore open(MemoryDevice dev, Config c) {
+        return TestStores.small(dev).storageMethod(c.method()).cacheSize(c.cache()).durability(c.durability())
+                .syncInterval(Duration.ofMillis(5)).open();
     }
 
     private static String value(SplittableRandom r, int bigEvery) {
@@ -91,8 +137,10 @@ class HtodMapRandomOpsTest {
         return b.toString();
     }
 
-    static void step(SplittableRandom r, HtodMap<String, String> m, Map<String, String> model, int keySpace,
+    /** One random operation, checked against the model; returns its name when it is one the runs must reach. */
+    static String step(SplittableRandom r, HtodMap<String, String> m, Map<String, String> model, int keySpace,
             int bigEvery) {
+        String reached = null;
         String k = "k" + r.nextInt(keySpace);
         String v = value(r, bigEvery);
         int kind = r.nextInt(100);
@@ -140,13 +188,16 @@ class HtodMapRandomOpsTest {
             }
             model.putAll(batch);
             m.putAll(batch);
+            reached = "putAll";
         } else if (kind < 98) {
             assertEquals(model.size(), m.size(), "size");
         } else if (kind < 99) {
             if (r.nextInt(20) == 0) {
                 model.clear();
                 m.clear();
+                reached = "clear";
             } else if (model.size() < 5000) {
+                reached = "iteration";
                 // iterate, and remove some entries through the iterator
                 Map<String, String> seen = new HashMap<>();
                 List<String> removed = new ArrayList<>();
@@ -172,5 +223,6 @@ class HtodMapRandomOpsTest {
         if (!Objects.equals(model.size(), m.size())) {
             throw new AssertionError("size " + m.size() + ", model " + model.size());
         }
+        return reached;
     }
 }

@@ -6,8 +6,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.MemoryDevice;
+import org.htod.testkit.OpenedStores;
 
-/** Stores on memory devices for tests, and the verifier hook. */
+/**
+ * Stores on memory devices for tests, and the verifier hook. Tests that open stores register
+ * them with {@link org.htod.testkit.VerifyStores}, which verifies each after the test.
+ */
 final class TestStores {
     private TestStores() {}
 
@@ -15,13 +19,23 @@ final class TestStores {
         return Integer.getInteger("htod.test.scale", 1);
     }
 
-    /** A builder with a small grain and no log region, fit for many small stores. */
+    /** A builder with a small grain and a small log region (memory devices are sparse), fit for many small stores. */
     static Htod.Builder small(BlockDevice dev) {
-        return Htod.builder(dev).grain(64).logSize(0).durability(Durability.NONE);
+        return small(Htod.builder(dev));
+    }
+
+    /** {@code b} with a small grain and a small log region (memory devices are sparse), durability NONE. */
+    static Htod.Builder small(Htod.Builder b) {
+        return b.grain(64).logSize(1 << 20).durability(Durability.NONE);
     }
 
     static HtodStore memory() {
         return small(new MemoryDevice()).open();
+    }
+
+    /** A small store in memory, verified after the test. */
+    static HtodStore memory(OpenedStores stores) {
+        return stores.open(new MemoryDevice(), TestStores::small);
     }
 
     /** A new, absent file under the test directory ({@code htod.test.dir}, else the system's temp directory). */
@@ -47,6 +61,9 @@ final class TestStores {
 
     /** Verifies every table of {@code store}: chains, CRCs, counts and no leaked block. */
     static void verify(HtodStore store) {
-        store.verify();
+        VerifyReport r = store.verify();
+        if (!r.ok()) {
+            throw new AssertionError("the store does not verify: " + r);
+        }
     }
 }

@@ -23,11 +23,13 @@ import org.htod.core.alloc.Heap;
  * 24+8s 4 crc32c        CRC32C of bytes 0 .. 24+8s-1
  * </pre>
  *
- * <p>Segment payload: {@code 1 << segmentShift} slots of 8 bytes, slot {@code i} at offset {@code
- * 8 i}. Written as zeros when allocated, then updated in place one slot at a time (or a run of
- * slots during a doubling). A slot sits at an 8-byte aligned offset (payloads start 48 bytes into
- * a block aligned to 64), so a slot write never straddles a sector and a crash leaves a slot old
- * or new, never torn. Slots carry no checksum; a slot is validated as a handle when followed.
+ * <p>Segment payload: {@code 1 << segmentShift} slots of 16 bytes, slot {@code i} at offset {@code
+ * 16 i}: the handle of the chain's first entry (0 for none), its {@link Links#check} salted with
+ * the bucket index, and 4 reserved bytes (0). Written whole when allocated, every slot holding 0
+ * and its check, then updated in place one slot at a time (or a run of slots during a doubling).
+ * A slot sits at a 16-byte aligned offset (payloads start 48 bytes into a block aligned to 64),
+ * so a slot write never straddles a sector and a crash leaves a slot old or new, never torn; a
+ * zeroed sector or a stray write fails the check, and is reported, instead of emptying buckets.
  */
 final class BucketArray {
     static final long MAGIC = 0x48544f4442444952L; // "HTODBDIR"
@@ -37,6 +39,8 @@ final class BucketArray {
     static final int SEGMENT_COUNT_OFFSET = 20;
     static final int SEGMENTS_OFFSET = 24;
 
+    /** Bytes per slot: handle, check, reserved. */
+    static final int SLOT_SIZE = 16;
     static final int MAX_SEGMENT_SHIFT = 16;
     static final int MAX_SEGMENT_SLOTS = 1 << MAX_SEGMENT_SHIFT;
     /** Smallest array; also the number of lock stripes, which must not exceed it. */
@@ -63,10 +67,9 @@ final class BucketArray {
         int shift = Math.min(MAX_SEGMENT_SHIFT, Long.numberOfTrailingZeros(buckets));
         int count = Math.toIntExact(buckets >>> shift);
         long[] segs = new long[count];
-        ByteBuffer zeros = ByteBuffer.allocate(8 << shift);
         try {
             for (int i = 0; i < count; i++) {
-                segs[i] = heap.allocate(zeros.duplicate());
+                segs[i] = heap.allocate(emptySegment((long) i << shift, 1 << shift));
             }
             ByteBuffer d = ByteBuffer.allocate(SEGMENTS_OFFSET + 8 * count + 4);
             d.putLong(MAGIC_OFFSET, MAGIC);
@@ -93,6 +96,15 @@ final class BucketArray {
             }
             throw e;
         }
+    }
+
+    /** A segment's payload whose slots, for buckets {@code first ..}, are all empty. */
+    static ByteBuffer emptySegment(long first, int slots) {
+        ByteBuffer b = ByteBuffer.allocate(slots * SLOT_SIZE);
+        for (int i = 0; i < slots; i++) {
+            b.putLong(i * SLOT_SIZE, 0).putInt(i * SLOT_SIZE + 8, Links.check(0, first + i));
+        }
+        return b;
     }
 
     /** Reads the directory block {@code dir}. */
@@ -146,34 +158,45 @@ final class BucketArray {
 
     /** The payload offset of slot {@code bucket} in its segment. */
     long offsetIn(long bucket) {
-        return (bucket & ((1L << shift) - 1)) << 3;
+        return (bucket & ((1L << shift) - 1)) * SLOT_SIZE;
     }
 
-    /** The handle in slot {@code bucket}: one 8-byte read. */
+    /** The handle in slot {@code bucket}, its check verified: one read of 12 bytes. */
     long get(Heap heap, long bucket) {
-        ByteBuffer b = ByteBuffer.allocate(8);
-        heap.readAt(segment(bucket), offsetIn(bucket), b);
-        return b.getLong(0);
+        return getRun(heap, bucket, 1)[0];
     }
 
-    /** Writes slot {@code bucket}: one aligned 8-byte write. */
+    /** Writes slot {@code bucket}, handle and check: one aligned 12-byte write. */
     void set(Heap heap, long bucket, long handle) {
-        heap.writeAt(segment(bucket), offsetIn(bucket), ByteBuffer.allocate(8).putLong(0, handle));
+        heap.writeAt(segment(bucket), offsetIn(bucket), Links.encode(handle, bucket));
     }
 
-    /** Reads {@code count} slots from {@code first} on, which must lie in one segment. */
+    /** Reads {@code count} slots from {@code first} on, which must lie in one segment, checking each. */
     long[] getRun(Heap heap, long first, int count) {
-        ByteBuffer b = ByteBuffer.allocate(8 * count);
+        ByteBuffer b = ByteBuffer.allocate(SLOT_SIZE * count - (SLOT_SIZE - Links.SIZE));
         heap.readAt(segment(first), offsetIn(first), b);
         long[] out = new long[count];
-        b.clear().asLongBuffer().get(out);
+        for (int i = 0; i < count; i++) {
+            long v = b.getLong(i * SLOT_SIZE);
+            int stored = b.getInt(i * SLOT_SIZE + 8);
+            int actual = Links.check(v, first + i);
+            if (stored != actual) {
+                long at = heap.address(segment(first)) + HashtableOnDisk.BLOCK_HEADER + offsetIn(first + i);
+                throw new CorruptStoreException("bucket slot " + (first + i) + " at offset " + at + " of "
+                        + heap.device().name() + ": expected a check of 0x" + Integer.toHexString(actual) + " for handle 0x"
+                        + Long.toHexString(v) + ", found 0x" + Integer.toHexString(stored), at);
+            }
+            out[i] = v;
+        }
         return out;
     }
 
     /** Writes {@code values} to the slots from {@code first} on, which must lie in one segment: one write. */
     void setRun(Heap heap, long first, long[] values) {
-        ByteBuffer b = ByteBuffer.allocate(8 * values.length);
-        b.asLongBuffer().put(values);
+        ByteBuffer b = ByteBuffer.allocate(SLOT_SIZE * values.length);
+        for (int i = 0; i < values.length; i++) {
+            b.putLong(i * SLOT_SIZE, values[i]).putInt(i * SLOT_SIZE + 8, Links.check(values[i], first + i));
+        }
         heap.writeAt(segment(first), offsetIn(first), b);
     }
 

@@ -1,26 +1,52 @@
 package org.htod.table;
 
-/** What a {@link Mutation} decided: write a value (with an expiry, 0 for none), or remove. */
+/**
+ * What a {@link Mutation} decided: write a value (with an expiry, 0 for none, and a version, 0
+ * for the next one), or remove.
+ */
 public final class Change {
-    public static final Change REMOVE = new Change(null, 0);
+    public static final Change REMOVE = new Change(null, 0, 0);
 
     final byte[] value;
     final long expiry;
+    final long version;
 
-    private Change(byte[] value, long expiry) {
+    private Change(byte[] value, long expiry, long version) {
         this.value = value;
         this.expiry = expiry;
+        this.version = version;
     }
 
     /** Writes {@code value}, expiring at {@code expiry} epoch milliseconds (0 for never). */
     public static Change put(byte[] value, long expiry) {
+        return put(value, expiry, 0);
+    }
+
+    /** Writes {@code value} with the version the caller chose ({@code version} 0: the next one). */
+    public static Change put(byte[] value, long expiry, long version) {
         if (value == null) {
             throw new NullPointerException("value");
         }
-        return new Change(value, expiry);
+        if (version < 0) {
+            throw new IllegalArgumentException("a version is at least 1 (0 for the next one), found " + version);
+        }
+        return new Change(value, expiry, version);
     }
 
-    boolean isRemove() {
+    public boolean isRemove() {
         return value == null;
+    }
+
+    public byte[] value() {
+        return value;
+    }
+
+    public long expiry() {
+        return expiry;
+    }
+
+    /** The version the caller chose, 0 for the next one. */
+    public long version() {
+        return version;
     }
 }

@@ -1,6 +1,5 @@
 package org.htod.table;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -43,13 +42,10 @@ import java.util.List;
  * 256 batches at most, so the syncs per doubling stay bounded whatever the table size.
  */
 final class Doubler {
-    /** Smallest batch; tests lower it to get doublings of many batches from small tables. */
-    static volatile int minBatch = 1024;
-
     private Doubler() {}
 
     /** Old buckets moved per batch: about 1/256 of the table, 1024 to 16384 (and within one segment). */
-    static int batchSize(Shape s) {
+    static int batchSize(Shape s, int minBatch) {
         long k = Math.max(minBatch, Math.min(16384, s.n() / 256));
         k = Math.min(k, s.n());
         // A power of two within one segment of the old array, hence batch starts are multiples of
@@ -60,12 +56,145 @@ final class Doubler {
     }
 
     static void run(HashtableOnDisk t) {
+        if (t.gate.logged()) {
+            Logged.run(t);
+            return;
+        }
         if (!start(t)) {
             return;
         }
         while (batch(t)) {
             // one batch per lock hold, so that writers get in between batches
         }
+    }
+
+    /**
+     * Doubling in log mode: the same relinking, but each step is one install record (the new
+     * array's allocation and the table's state; then per batch, the new slots, the unzipped next
+     * links and the progress; then the switch and the old array's free), committed through the
+     * log before anything is written in place. A crash redoes or forgets each step whole, so no
+     * range is ever left half-unzipped, and readers switch to a batch's new chains at once, under
+     * every view lock, through the waiting links.
+     */
+    static final class Logged {
+        private Logged() {}
+
+        static void run(HashtableOnDisk t) {
+            while (step(t)) {
+                // one batch per lock hold, so that readers and the next install get in between
+            }
+        }
+
+        /**
+         * One step of a doubling that is due: its start, or one batch, or its finish; returns
+         * whether more steps remain. The flusher runs one at a time between its installs, so that
+         * a doubling never holds the write buffer's draining up for long.
+         */
+        static boolean step(HashtableOnDisk t) {
+            Shape s = t.shape;
+            if (!s.doubling()) {
+                if (!t.overLoaded(s) || t.isClosed()) {
+                    return false;
+                }
+                BucketArray next = BucketArray.allocate(t.heap, 2 * s.n());
+                t.lockAllWriters();
+                try {
+                    t.lockAllViews();
+                    try {
+                        t.shape = new Shape(s.array, next, 0, 0);
+                    } finally {
+                        t.unlockAllViews();
+                    }
+                    t.gate.touch(t);
+                } finally {
+                    t.unlockAllWriters();
+                }
+                t.gate.sync();
+                return true;
+            }
+            return batch(t);
+        }
+
+        private static boolean batch(HashtableOnDisk t) {
+            t.lockAllWriters();
+            try {
+                Shape s = t.shape;
+                if (t.isClosed() || !s.doubling()) {
+                    return false;
+                }
+                long n = s.n();
+                if (s.moved >= n) {
+                    t.lockAllViews();
+                    try {
+                        t.shape = new Shape(s.next);
+                    } finally {
+                        t.unlockAllViews();
+                    }
+                    s.array.forEachBlock(t.gate::retire);
+                    t.gate.touch(t);
+                    t.gate.sync();
+                    return false;
+                }
+                long from = s.moved;
+                int k = (int) Math.min(Math.min(batchSize(s, t.doublingMinBatch), t.gate.maxDoublingBatch()), n - from);
+                long[] lo = new long[k];
+                long[] hi = new long[k];
+                List<long[]> chains = new ArrayList<>(k);
+                for (int i = 0; i < k; i++) {
+                    long[] chain = readChain(t, t.slot(s.array, from + i), s.array, from + i);
+                    chains.add(chain);
+                    int len = chain.length / 4;
+                    for (int j = len - 1; j >= 0; j--) {
+                        if ((chain[len + j] & n) != 0) {
+                            hi[i] = chain[j];
+                        } else {
+                            lo[i] = chain[j];
+                        }
+                    }
+                }
+                t.lockAllViews();
+                try {
+                    for (int i = 0; i < k; i++) {
+                        long b = from + i;
+                        var view = t.views[HashtableOnDisk.stripe(b)];
+                        if (lo[i] != 0) {
+                            t.gate.setLink(s.next.segment(b), s.next.offsetIn(b), lo[i], b, view, false);
+                        }
+                        if (hi[i] != 0) {
+                            t.gate.setLink(s.next.segment(b + n), s.next.offsetIn(b + n), hi[i], b + n, view, false);
+                        }
+                        long[] chain = chains.get(i);
+                        int len = chain.length / 4;
+                        for (int j = 0; j < len; j++) {
+                            long target = nextOfClass(chain, j, n);
+                            if (chain[2 * len + j] != target) {
+                                t.gate.setLink(chain[j], Entries.NEXT_OFFSET, target, chain[3 * len + j], view, true);
+                            }
+                        }
+                    }
+                    t.shape = new Shape(s.array, s.next, from + k, from + k);
+                } finally {
+                    t.unlockAllViews();
+                }
+                t.gate.touch(t);
+                t.gate.sync();
+                return true;
+            } finally {
+                t.unlockAllWriters();
+            }
+        }
+    }
+
+    /** The next entry after position {@code j} of the chain in {@code j}'s own class of bit {@code n}, or 0. */
+    static long nextOfClass(long[] chain, int j, long n) {
+        int len = chain.length / 4;
+        boolean high = (chain[len + j] & n) != 0;
+        for (int x = j + 1; x < len; x++) {
+            if (((chain[len + x] & n) != 0) == high) {
+                return chain[x];
+            }
+        }
+        return 0;
     }
 
     /** Begins a doubling if none is under way and one is due; returns whether one is under way now. */
@@ -78,27 +207,39 @@ final class Doubler {
             return false;
         }
         BucketArray next = BucketArray.allocate(t.heap, 2 * s.n());
-        t.gate.sync(); // the new array is durable before the header names it
-        t.lockAllWriters();
+        boolean named = false; // once the header write is issued, the array may be named on disk: never freed here
         try {
-            if (t.isClosed() || t.shape != s) {
-                t.heap.free(next.directory);
-                for (long seg : next.segments) {
-                    t.heap.free(seg);
-                }
-                return false;
-            }
-            Shape d = new Shape(s.array, next, 0, 0);
-            t.writeHeader(d, t.count.get());
-            t.lockAllViews();
+            t.gate.sync(); // the new array is durable before the header names it
+            t.lockAllWriters();
             try {
-                t.shape = d;
+                if (t.isClosed() || t.shape != s) {
+                    // Closed meanwhile (close() waits for this doubling, so the heap is still open),
+                    // or another doubling won: the array is nobody's.
+                    next.free(t.heap);
+                    return false;
+                }
+                Shape d = new Shape(s.array, next, 0, 0);
+                named = true;
+                t.writeHeader(d, t.count.get());
+                t.lockAllViews();
+                try {
+                    t.shape = d;
+                } finally {
+                    t.unlockAllViews();
+                }
+                return true;
             } finally {
-                t.unlockAllViews();
+                t.unlockAllWriters();
             }
-            return true;
-        } finally {
-            t.unlockAllWriters();
+        } catch (RuntimeException e) {
+            if (!named) {
+                try {
+                    next.free(t.heap); // a failed sync: give the array back if the heap still takes frees
+                } catch (RuntimeException again) {
+                    e.addSuppressed(again); // it stays allocated and unnamed: a leak the next recovery frees
+                }
+            }
+            throw e;
         }
     }
 
@@ -116,7 +257,7 @@ final class Doubler {
                 return false;
             }
             long from = s.moved;
-            int k = (int) Math.min(batchSize(s), n - from);
+            int k = (int) Math.min(batchSize(s, t.doublingMinBatch), n - from);
             if (t.gate.busy()) {
                 // a: writes the links that wait and frees the blocks that wait, so that the chains
                 // on disk are exact and step b's sync makes the frees durable
@@ -124,13 +265,13 @@ final class Doubler {
             }
             // b. first entry of each class, read from the intact old chains
             long[] firsts = s.array.getRun(t.heap, from, k);
-            List<long[]> chains = new ArrayList<>(k); // per bucket: handles, hashes, next fields
+            List<long[]> chains = new ArrayList<>(k); // per bucket: handles, hashes, next fields, salts
             long[] lo = new long[k];
             long[] hi = new long[k];
             for (int i = 0; i < k; i++) {
-                long[] chain = readChain(t, firsts[i]);
+                long[] chain = readChain(t, firsts[i], s.array, from + i);
                 chains.add(chain);
-                int len = chain.length / 3;
+                int len = chain.length / 4;
                 for (int j = 0; j < len; j++) {
                     long handle = chain[j];
                     boolean high = (chain[len + j] & n) != 0;
@@ -170,52 +311,42 @@ final class Doubler {
         }
     }
 
-    /** Handles, hashes and next fields of the chain from {@code first}, as one array of three parts. */
-    static long[] readChain(HashtableOnDisk t, long first) {
-        List<long[]> items = new ArrayList<>();
+    /**
+     * Handles, hashes, next fields and link salts of the chain from {@code first}, as one array of
+     * four parts; every entry checked, and checked to hash into {@code bucket} of {@code a}.
+     */
+    static long[] readChain(HashtableOnDisk t, long first, BucketArray a, long bucket) {
+        List<HashtableOnDisk.Loaded> items = new ArrayList<>();
         long cur = first;
         long limit = t.count.get() + 1024;
         while (cur != 0) {
-            ByteBuffer p = headBytes(t, cur);
-            Entries.Head h = t.head(p, cur);
-            items.add(new long[] {cur, h.hash, h.next});
-            cur = h.next;
+            HashtableOnDisk.Loaded e = t.load(cur);
+            t.checkBucket(e, a, bucket);
+            items.add(e);
+            cur = e.h.next;
             if (items.size() > limit) {
                 throw t.corrupt(first, "a chain of at most " + limit + " entries", "a longer one, or a cycle");
             }
         }
         int len = items.size();
-        long[] out = new long[3 * len];
+        long[] out = new long[4 * len];
         for (int j = 0; j < len; j++) {
-            out[j] = items.get(j)[0];
-            out[len + j] = items.get(j)[1];
-            out[2 * len + j] = items.get(j)[2];
+            HashtableOnDisk.Loaded e = items.get(j);
+            out[j] = e.handle;
+            out[len + j] = e.h.hash;
+            out[2 * len + j] = e.h.next;
+            out[3 * len + j] = e.salt();
         }
         return out;
     }
 
-    /** Reads the fixed fields of an entry only: 48 bytes. */
-    static ByteBuffer headBytes(HashtableOnDisk t, long handle) {
-        t.checkLink(handle);
-        ByteBuffer b = ByteBuffer.allocate(Entries.KEY_OFFSET);
-        t.heap.readAt(handle, 0, b);
-        return b.clear();
-    }
-
     /** Points each entry of the chain at the next entry of its own class, in chain order. */
     private static void unzip(HashtableOnDisk t, long[] chain, long n) {
-        int len = chain.length / 3;
+        int len = chain.length / 4;
         for (int j = 0; j < len; j++) {
-            boolean high = (chain[len + j] & n) != 0;
-            long target = 0;
-            for (int x = j + 1; x < len; x++) {
-                if (((chain[len + x] & n) != 0) == high) {
-                    target = chain[x];
-                    break;
-                }
-            }
+            long target = nextOfClass(chain, j, n);
             if (chain[2 * len + j] != target) {
-                t.writeNext(chain[j], target);
+                t.writeNext(chain[j], (int) chain[3 * len + j], target);
             }
         }
     }

@@ -82,8 +82,8 @@ final class EntryCache {
         }
     }
 
-    /** The block's {@code next} field was rewritten on disk. */
-    void next(long handle, long next) {
+    /** The block's {@code next} field and its check were rewritten on disk. */
+    void next(long handle, long next, int check) {
         if (!enabled()) {
             return;
         }
@@ -91,7 +91,7 @@ final class EntryCache {
         synchronized (p) {
             byte[] b = p.get(handle);
             if (b != null) {
-                java.nio.ByteBuffer.wrap(b).putLong(Entries.NEXT_OFFSET, next);
+                java.nio.ByteBuffer.wrap(b).putLong(Entries.NEXT_OFFSET, next).putInt(Entries.NEXT_CHECK_OFFSET, check);
             }
         }
     }

@@ -40,7 +40,7 @@ import org.htod.core.alloc.Heap;
  *       points at a block the allocator may reuse.
  *   <li>With {@code syncEachWrite} (durability SYNC), the operation flushes its link and syncs it
  *       before it returns (concurrent operations share the flush); without it, links are flushed
- *       when {@link SyncGate#maxPendingLinks} wait, and become durable at the next sync.
+ *       when {@link TableOptions#maxPendingLinks} wait, and become durable at the next sync.
  * </ol>
  *
  * <h2>Concurrency</h2>
@@ -75,6 +75,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     final String name;
     final int loadPermille;
     private final boolean syncEachWrite;
+    final int doublingMinBatch;
     final LongSupplier clock;
     volatile Shape shape;
     final AtomicLong count;
@@ -87,7 +88,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     private volatile boolean closed;
 
     private HashtableOnDisk(Heap heap, SyncGate gate, long header, TableHeader.State st, Shape shape, String name,
-            boolean syncEachWrite, LongSupplier clock) {
+            TableOptions options) {
         this.heap = heap;
         this.gate = gate;
         this.header = header;
@@ -98,19 +99,23 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         this.countInHeader = st.entryCount();
         this.shape = shape;
         this.name = name;
-        this.syncEachWrite = syncEachWrite;
-        this.clock = clock;
+        this.syncEachWrite = options.syncEachWrite();
+        this.clock = options.clock();
+        this.doublingMinBatch = options.doublingMinBatch();
         for (int i = 0; i < STRIPES; i++) {
             writers[i] = new ReentrantLock();
             views[i] = new ReentrantReadWriteLock();
         }
     }
 
+    /** A table just written: its header handle and its id. */
+    record Created(long header, long tableId) {}
+
     /**
-     * Writes a new, empty table (bucket array and header) and returns its header handle. Nothing
-     * refers to it yet; the caller syncs before linking it anywhere.
+     * Writes a new, empty table (bucket array and header). Nothing refers to it yet; the caller
+     * syncs before linking it anywhere.
      */
-    static long create(Heap heap, int loadPermille) {
+    static Created create(Heap heap, int loadPermille) {
         if (loadPermille < 100 || loadPermille > 10_000) {
             throw new IllegalArgumentException("load factor must be between 0.1 and 10, found " + loadPermille / 1000.0);
         }
@@ -120,13 +125,16 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         do {
             id = r.nextLong();
         } while (id == 0);
-        return TableHeader.create(heap, new TableHeader.State(1, id, a.directory, 0, loadPermille, 0, 0, 0));
+        return new Created(TableHeader.create(heap, new TableHeader.State(1, id, a.directory, 0, loadPermille, 0, 0, 0)), id);
     }
 
-    /** Opens the table whose header block is {@code header}. */
-    static HashtableOnDisk open(Heap heap, SyncGate gate, long header, String name, boolean syncEachWrite,
-            LongSupplier clock) {
-        TableHeader.State st = TableHeader.read(heap, header);
+    /**
+     * Opens the table whose header block is {@code header}; {@code clean} when the store was
+     * closed cleanly, so that a damaged header slot is reported rather than taken for a torn write.
+     */
+    static HashtableOnDisk open(Heap heap, SyncGate gate, long header, String name, TableOptions options,
+            boolean clean) {
+        TableHeader.State st = TableHeader.read(heap, header, clean);
         BucketArray a = BucketArray.load(heap, st.array());
         Shape shape;
         if (st.doubling()) {
@@ -149,7 +157,29 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                     + ": expected a load factor of 0.1..10 and a non-negative count, found " + st.loadPermille() / 1000.0
                     + " and " + st.entryCount(), at);
         }
-        return new HashtableOnDisk(heap, gate, header, st, shape, name, syncEachWrite, clock);
+        return new HashtableOnDisk(heap, gate, header, st, shape, name, options);
+    }
+
+    /**
+     * Log mode: opens the table whose header block is {@code header} in the state {@code st} the
+     * last checkpoint and the log give. The header, written at checkpoints, may be older than that
+     * state: it is read for the table's identity only (a torn slot may be skipped).
+     */
+    static HashtableOnDisk openLogged(Heap heap, SyncGate gate, long header, String name, TableOptions options,
+            InstallRecord.TableState st) {
+        TableHeader.State h = TableHeader.read(heap, header, false);
+        if (h.tableId() != st.tableId()) {
+            long at = heap.address(header);
+            throw new CorruptStoreException("table '" + name + "' header at offset " + at + " of " + heap.device().name()
+                    + ": expected table id 0x" + Long.toHexString(st.tableId()) + " as the checkpoint and the log say, found"
+                    + " 0x" + Long.toHexString(h.tableId()), at);
+        }
+        TableHeader.State fromLog = new TableHeader.State(h.sequence(), h.tableId(), st.array(), st.count(),
+                st.loadPermille(), st.newArray(), st.moved(), st.moved());
+        HashtableOnDisk t = new HashtableOnDisk(heap, gate, header, fromLog, new Shape(BucketArray.load(heap, st.array())),
+                name, options);
+        t.restore(st);
+        return t;
     }
 
     static int stripe(long hash) {
@@ -175,67 +205,116 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /** Reads the first bytes of an entry: the fixed fields and, usually, key and value. */
-    ByteBuffer prefix(long handle) {
-        checkLink(handle);
-        byte[] cached = gate.cache.get(handle);
-        if (cached != null) {
-            return ByteBuffer.wrap(cached);
+    /**
+     * An entry as read and checked: its fixed fields (with {@code next} as readers must see it:
+     * a waiting link wins over the disk), and bytes holding its fields and key, and its value too
+     * when the entry is small. Nothing in it is used before its checksum matched.
+     */
+    static final class Loaded {
+        final long handle;
+        final Entries.Head h;
+        final ByteBuffer bytes;
+
+        Loaded(long handle, Entries.Head h, ByteBuffer bytes) {
+            this.handle = handle;
+            this.h = h;
+            this.bytes = bytes;
         }
-        int len = (int) Math.min(heap.blockSize(handle) - BLOCK_HEADER, Entries.PREFIX);
-        ByteBuffer b = ByteBuffer.allocate(len);
-        heap.readAt(handle, 0, b);
-        gate.cache.put(handle, b.array());
-        return b.clear();
+
+        /** The head CRC: the salt of this entry's {@code next} link. */
+        int salt() {
+            return bytes.getInt(Entries.HEAD_CRC_OFFSET);
+        }
+
+        byte[] key() {
+            return Entries.key(bytes, h);
+        }
+
+        boolean keyEquals(byte[] key) {
+            return Entries.keyEquals(bytes, h, key);
+        }
     }
 
-    /** The fixed fields of an entry, with its {@code next} as readers must see it (a waiting link wins). */
-    Entries.Head head(ByteBuffer prefix, long handle) {
-        Entries.Head h = Entries.head(prefix, handle, this::corrupt);
+    /**
+     * Reads an entry's first bytes (from the cache, or one device read of up to a page) and
+     * checks what they hold before anything is used: the head CRC over fields and key (reading
+     * the rest of a long key first), the check of {@code next}, the value CRC when the value is
+     * there too. Only checked bytes enter the cache, so a hit is checked already.
+     */
+    Loaded load(long handle) {
+        checkLink(handle);
+        long payload = heap.blockSize(handle) - BLOCK_HEADER;
+        byte[] cached = gate.cache.get(handle);
+        ByteBuffer b;
+        Entries.Head h;
+        if (cached != null) {
+            b = ByteBuffer.wrap(cached);
+            h = Entries.head(b, handle, this::corrupt);
+        } else {
+            b = ByteBuffer.allocate((int) Math.min(payload, Entries.PREFIX));
+            heap.readAt(handle, 0, b);
+            b.clear();
+            int k = Entries.rawKeyLength(b);
+            if (k > 0 && Entries.KEY_OFFSET + (long) k > b.capacity() && Entries.KEY_OFFSET + (long) k <= payload
+                    && k <= Entries.MAX_KEY) {
+                b = ByteBuffer.allocate(Entries.KEY_OFFSET + k); // a long key: read fields and key whole
+                heap.readAt(handle, 0, b);
+                b.clear();
+            } else if (Entries.KEY_OFFSET + (long) k > b.capacity()) {
+                throw corrupt(handle, "an entry whose key fits its block of " + heap.blockSize(handle) + " bytes",
+                        "key length " + k);
+            }
+            h = Entries.head(b, handle, this::corrupt);
+            Entries.checkNext(b, handle, this::corrupt);
+            if (h.length() <= b.capacity()) {
+                Entries.checkValue(b, Entries.KEY_OFFSET + h.keyLength, h, handle, this::corrupt);
+            }
+            if (b.capacity() <= Entries.PREFIX) {
+                gate.cache.put(handle, b.array());
+            }
+        }
         h.next = gate.linkAt(handle, Entries.NEXT_OFFSET, h.next);
         if (h.tableId != tableId) {
             throw corrupt(handle, "an entry of table id 0x" + Long.toHexString(tableId),
                     "table id 0x" + Long.toHexString(h.tableId));
         }
-        if (h.length() > heap.blockSize(handle) - BLOCK_HEADER) {
+        if (h.length() > payload) {
             throw corrupt(handle, "an entry that fits its block of " + heap.blockSize(handle) + " bytes",
                     "key and value lengths totalling " + h.length() + " bytes");
         }
-        return h;
+        return new Loaded(handle, h, b);
     }
 
-    /** The whole entry, CRC checked: from the prefix when it holds it all, else by one more read. */
-    ByteBuffer whole(long handle, ByteBuffer prefix, Entries.Head h) {
-        ByteBuffer b = prefix;
-        if (h.length() > prefix.capacity()) {
-            b = heap.read(handle);
-            if (b.remaining() < h.length()) {
-                throw corrupt(handle, "an entry of " + h.length() + " bytes", "a block payload of " + b.remaining());
-            }
+    /** The value of a loaded entry: from its bytes when they hold it, else by one more read, checked. */
+    byte[] value(Loaded e) {
+        Entries.Head h = e.h;
+        int at = Entries.KEY_OFFSET + h.keyLength;
+        byte[] v = new byte[h.valueLength];
+        if (h.length() <= e.bytes.capacity()) {
+            e.bytes.get(at, v);
+            return v;
         }
-        Entries.checkCrc(b, h, handle, this::corrupt);
-        return b;
+        ByteBuffer b = ByteBuffer.wrap(v);
+        heap.readAt(e.handle, at, b);
+        b.clear();
+        Entries.checkValue(b, 0, h, e.handle, this::corrupt);
+        return v;
     }
 
-    /** The key of an entry, read without its value (and without a CRC check when it is large). */
-    byte[] keyOnly(long handle, ByteBuffer prefix, Entries.Head h) {
-        if (Entries.KEY_OFFSET + h.keyLength <= prefix.capacity()) {
-            if (h.length() <= prefix.capacity()) {
-                Entries.checkCrc(prefix, h, handle, this::corrupt);
-            }
-            return Entries.key(prefix, h);
-        }
-        ByteBuffer k = ByteBuffer.allocate(h.keyLength);
-        heap.readAt(handle, Entries.KEY_OFFSET, k);
-        return k.array();
+    StoredEntry decode(Loaded e, boolean withValue) {
+        Entries.Head h = e.h;
+        return new StoredEntry(e.handle, h.next, h.hash, h.version, h.expiry, e.key(), withValue ? value(e) : null);
     }
 
-    StoredEntry decode(long handle, ByteBuffer prefix, Entries.Head h, boolean withValue) {
-        if (withValue) {
-            ByteBuffer w = whole(handle, prefix, h);
-            return new StoredEntry(handle, h.next, h.hash, h.version, h.expiry, Entries.key(w, h), Entries.value(w, h));
+    /**
+     * Checks that an entry reached from bucket {@code bucket} of {@code a} hashes there: a link
+     * that checks but leads into another chain is damage, never a shorter answer.
+     */
+    void checkBucket(Loaded e, BucketArray a, long bucket) {
+        if ((e.h.hash & a.mask()) != bucket) {
+            throw corrupt(e.handle, "an entry hashing to bucket " + bucket + " of " + a.bucketCount,
+                    "hash 0x" + Long.toHexString(e.h.hash) + ", bucket " + (e.h.hash & a.mask()));
         }
-        return new StoredEntry(handle, h.next, h.hash, h.version, h.expiry, keyOnly(handle, prefix, h), null);
     }
 
     /** Where a key is, or would be inserted, in a chain. */
@@ -246,6 +325,8 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         long first;
         /** Entry before {@link #entry}, 0 when it is the first. */
         long pred;
+        /** Salt of the link that names {@link #entry} (or would name a new first entry): the predecessor's head CRC, or the bucket. */
+        long predSalt;
         StoredEntry entry;
     }
 
@@ -256,28 +337,28 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         f.bucket = hash & f.array.mask();
         f.first = slot(f.array, f.bucket);
         long pred = 0;
+        long predSalt = f.bucket;
         long cur = f.first;
         long steps = 0;
         long limit = count.get() + 1024;
         while (cur != 0) {
-            ByteBuffer p = prefix(cur);
-            Entries.Head h = head(p, cur);
-            if (h.hash == hash && h.keyLength == key.length) {
-                boolean inPrefix = Entries.KEY_OFFSET + h.keyLength <= p.capacity();
-                ByteBuffer kb = inPrefix ? p : whole(cur, p, h);
-                if (Entries.keyEquals(kb, h, key)) {
-                    f.pred = pred;
-                    f.entry = decode(cur, kb == p ? p : kb, h, withValue);
-                    return f;
-                }
+            Loaded e = load(cur);
+            checkBucket(e, f.array, f.bucket);
+            if (e.h.hash == hash && e.keyEquals(key)) {
+                f.pred = pred;
+                f.predSalt = predSalt;
+                f.entry = decode(e, withValue);
+                return f;
             }
             pred = cur;
-            cur = h.next;
+            predSalt = e.salt();
+            cur = e.h.next;
             if (++steps > limit) {
                 throw corrupt(f.first, "a chain of at most " + limit + " entries in bucket " + f.bucket,
                         "a longer one, or a cycle");
             }
         }
+        f.predSalt = f.bucket; // absent: a new entry goes first, named by the slot
         return f;
     }
 
@@ -302,6 +383,23 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     void ensureOpen() {
         if (closed) {
             throw new StoreClosedException("table '" + name + "' of " + heap.device().name() + " is closed");
+        }
+    }
+
+    /**
+     * The entry of {@code key} as installed, with its value if {@code withValue}, or null; an
+     * expired entry is returned as it is (the caller judges expiry) and never removed: a read that
+     * writes nothing, for the write layer, whose writes all go through the log.
+     */
+    public StoredEntry read(byte[] key, boolean withValue) {
+        ensureOpen();
+        long hash = Hashing.hash(key);
+        Lock r = views[stripe(hash)].readLock();
+        r.lock();
+        try {
+            return find(shape, key, hash, withValue).entry;
+        } finally {
+            r.unlock();
         }
     }
 
@@ -355,6 +453,17 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return new TableCursor(this, withValues, false);
     }
 
+    /** Every entry as installed, expired ones included: for the write layer, which judges expiry itself. */
+    public Iterator<StoredEntry> iteratorWithExpired(boolean withValues) {
+        ensureOpen();
+        return new TableCursor(this, withValues, true);
+    }
+
+    /** The table's id, which log records name it by. */
+    public long tableId() {
+        return tableId;
+    }
+
     // ------------------------------------------------------------------ writes
 
     /** The first entry of a bucket's chain, as readers must see it (a waiting link wins over the disk). */
@@ -367,11 +476,11 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      * Sets a link, a bucket slot or the predecessor's {@code next}, to be written by the next
      * flush; the caller holds the writer lock and the view write lock of stripe {@code st}.
      */
-    void link(int st, BucketArray array, long bucket, long pred, long target) {
+    void link(int st, BucketArray array, long bucket, long pred, long salt, long target) {
         if (pred == 0) {
-            gate.setLink(array.segment(bucket), array.offsetIn(bucket), target, views[st], false);
+            gate.setLink(array.segment(bucket), array.offsetIn(bucket), target, bucket, views[st], false);
         } else {
-            gate.setLink(pred, Entries.NEXT_OFFSET, target, views[st], true);
+            gate.setLink(pred, Entries.NEXT_OFFSET, target, salt, views[st], true);
         }
     }
 
@@ -388,6 +497,12 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         long hash = Hashing.hash(key);
         int st = stripe(hash);
         boolean inserted = false;
+        if (writers[st].isHeldByCurrentThread()) {
+            // A mutation (a compute function) writing the table it runs in: its own key's write
+            // would run inside the first and leave the first working on a chain changed under it.
+            throw new IllegalStateException("recursive update of table '" + name + "': a function given to compute,"
+                    + " merge or a batch must not write the map it runs on");
+        }
         writers[st].lock();
         try {
             ensureOpen();
@@ -419,17 +534,19 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     private boolean write(int st, Found f, long hash, byte[] key, Change c, boolean expired) {
         StoredEntry cur = f.entry;
         checkSizes(key, c.value);
-        long version = cur != null && !expired ? cur.version + 1 : 1;
+        long version = c.version != 0 ? c.version : cur != null && !expired ? cur.version + 1 : 1;
         long next = cur != null ? cur.next : f.first;
         long pred = cur != null ? f.pred : 0;
+        long salt = cur != null ? f.predSalt : f.bucket;
         long h = heap.allocate(Entries.encode(next, tableId, hash, version, c.expiry, key, c.value));
         gate.entriesWritten(1);
         Lock w = views[st].writeLock();
         w.lock();
         try {
-            link(st, f.array, f.bucket, pred, h);
+            link(st, f.array, f.bucket, pred, salt, h);
             if (cur == null) {
                 count.incrementAndGet();
+                gate.touch(this);
             }
         } finally {
             w.unlock();
@@ -468,8 +585,9 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         Lock w = views[st].writeLock();
         w.lock();
         try {
-            link(st, f.array, f.bucket, f.pred, f.entry.next);
+            link(st, f.array, f.bucket, f.pred, f.predSalt, f.entry.next);
             count.decrementAndGet();
+            gate.touch(this);
         } finally {
             w.unlock();
         }
@@ -479,15 +597,24 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    private static final class Item {
+    /**
+     * A change to install as one of a batch: the key's new value, or its removal ({@code value}
+     * null). {@code version} 0 means the next one (1 for a new key, the current one + 1 on a
+     * replacement); the write layer gives the version it decided when the change was logged.
+     */
+    public static final class Item {
         final byte[] key;
         final byte[] value;
         final long hash;
+        final long expiry;
+        final long version;
 
-        Item(byte[] key, byte[] value) {
+        public Item(byte[] key, byte[] value, long expiry, long version) {
             this.key = key;
             this.value = value;
             this.hash = Hashing.hash(key);
+            this.expiry = expiry;
+            this.version = version;
         }
     }
 
@@ -497,26 +624,47 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         if (keys.size() != values.size()) {
             throw new IllegalArgumentException(keys.size() + " keys and " + values.size() + " values");
         }
-        Map<ByteBuffer, Integer> last = new HashMap<>();
+        List<Item> items = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             checkSizes(keys.get(i), values.get(i));
-            last.put(ByteBuffer.wrap(keys.get(i)), i);
+            items.add(new Item(keys.get(i), values.get(i), expiry, 0));
+        }
+        apply(items, true);
+    }
+
+    /**
+     * Installs a batch of changes (the write layer's flusher): in rounds of at most one change
+     * per bucket, each round's new entries allocated together (OBA) with their installation reads
+     * done first, then linked. A later change of a key in {@code items} wins. Not atomic by
+     * itself: in log mode the gate's next commit records the whole batch at once.
+     */
+    public void install(List<Item> items) {
+        ensureOpen();
+        apply(items, false);
+    }
+
+    private void apply(List<Item> items, boolean direct) {
+        Map<ByteBuffer, Integer> last = new HashMap<>();
+        for (int i = 0; i < items.size(); i++) {
+            last.put(ByteBuffer.wrap(items.get(i).key), i);
         }
         List<Item> pending = new ArrayList<>(last.size());
-        for (int i = 0; i < keys.size(); i++) {
-            if (last.get(ByteBuffer.wrap(keys.get(i))) == i) {
-                pending.add(new Item(keys.get(i), values.get(i)));
+        for (int i = 0; i < items.size(); i++) {
+            if (last.get(ByteBuffer.wrap(items.get(i).key)) == i) {
+                pending.add(items.get(i));
             }
         }
         while (!pending.isEmpty()) {
-            pending = putRound(pending, expiry);
-            gate.flushIfFull();
-            maybeDouble();
+            pending = round(pending);
+            if (direct) {
+                gate.flushIfFull();
+                maybeDouble();
+            }
         }
     }
 
-    /** Writes the items of distinct buckets among {@code items}; returns the others, for the next round. */
-    private List<Item> putRound(List<Item> items, long expiry) {
+    /** Applies the items of distinct buckets among {@code items}; returns the others, for the next round. */
+    private List<Item> round(List<Item> items) {
         TreeSet<Integer> stripes = new TreeSet<>();
         for (Item it : items) {
             stripes.add(stripe(it.hash));
@@ -537,27 +685,37 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             }
             long now = clock.getAsLong();
             List<Found> found = new ArrayList<>(round.size());
+            List<Item> puts = new ArrayList<>(round.size());
             List<ByteBuffer> payloads = new ArrayList<>(round.size());
             for (Item it : round) {
                 Found f = findForWrite(s, it.key, it.hash, false, stripe(it.hash));
+                if (it.value == null) {
+                    if (f.entry != null) {
+                        unlink(stripe(it.hash), f);
+                    }
+                    continue;
+                }
                 StoredEntry cur = f.entry;
                 boolean live = cur != null && !cur.expiredAt(now);
-                long version = live ? cur.version + 1 : 1;
+                long version = it.version != 0 ? it.version : live ? cur.version + 1 : 1;
                 long next = cur != null ? cur.next : f.first;
                 found.add(f);
-                payloads.add(Entries.encode(next, tableId, it.hash, version, expiry, it.key, it.value));
+                puts.add(it);
+                payloads.add(Entries.encode(next, tableId, it.hash, version, it.expiry, it.key, it.value));
             }
-            long[] handles = heap.allocateBatch(payloads);
+            long[] handles = payloads.isEmpty() ? new long[0] : heap.allocateBatch(payloads);
             gate.entriesWritten(handles.length);
-            for (int i = 0; i < round.size(); i++) {
+            for (int i = 0; i < puts.size(); i++) {
                 Found f = found.get(i);
-                int st = stripe(round.get(i).hash);
+                int st = stripe(puts.get(i).hash);
                 Lock w = views[st].writeLock();
                 w.lock();
                 try {
-                    link(st, f.array, f.bucket, f.entry != null ? f.pred : 0, handles[i]);
+                    link(st, f.array, f.bucket, f.entry != null ? f.pred : 0, f.entry != null ? f.predSalt : f.bucket,
+                            handles[i]);
                     if (f.entry == null) {
                         count.incrementAndGet();
+                        gate.touch(this);
                     }
                 } finally {
                     w.unlock();
@@ -606,8 +764,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             forEachChainHead(old, first -> {
                 long cur = first;
                 while (cur != 0) {
-                    ByteBuffer p = prefix(cur);
-                    long next = head(p, cur).next;
+                    long next = load(cur).h.next;
                     gate.cache.drop(cur);
                     heap.free(cur);
                     cur = next;
@@ -681,6 +838,27 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
+    /** Whether a doubling is under way or due. */
+    public boolean doublingDue() {
+        Shape s = shape;
+        return !closed && (s.doubling() || overLoaded(s));
+    }
+
+    /**
+     * Log mode's flusher: one step of the doubling that is due (its start, a batch of buckets, or
+     * its finish; each one install record); returns whether more steps remain.
+     */
+    public boolean doublingStep() {
+        if (closed || !doubling.tryLock()) {
+            return false;
+        }
+        try {
+            return Doubler.Logged.step(this);
+        } finally {
+            doubling.unlock();
+        }
+    }
+
     /** Whether the entry count calls for a doubling of {@code s}. */
     boolean overLoaded(Shape s) {
         return count.get() * 1000 > s.n() * loadPermille;
@@ -696,6 +874,18 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
+    /** Log mode's checkpoint: the header written from the current state, count and shape (the caller syncs). */
+    void writeState() {
+        lockAllWriters();
+        try {
+            if (!closed) {
+                writeHeader(shape, count.get());
+            }
+        } finally {
+            unlockAllWriters();
+        }
+    }
+
     /** Records the current count in the header if it changed (the caller syncs). */
     void checkpoint() {
         lockAllWriters();
@@ -708,7 +898,11 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /** Waits for running operations, records the count, and refuses further use (the caller syncs). */
+    /**
+     * Waits for running operations, records the count, and refuses further use (the caller syncs).
+     * Then waits for a doubling in flight to stop, as it does at its next step once it sees the
+     * table closed: one that had just allocated its new array frees it while the heap is open.
+     */
     void close() {
         lockAllWriters();
         try {
@@ -721,6 +915,8 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         } finally {
             unlockAllWriters();
         }
+        doubling.lock();
+        doubling.unlock();
     }
 
     boolean isClosed() {
@@ -755,8 +951,36 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      * Rewrites an entry's {@code next} in place, and in the cache, at once: for doubling and
      * recovery, when no link waits.
      */
-    void writeNext(long entry, long next) {
-        gate.writeNow(entry, Entries.NEXT_OFFSET, next, true);
+    void writeNext(long entry, int salt, long next) {
+        gate.writeNow(entry, Entries.NEXT_OFFSET, next, salt, true);
+    }
+
+    /** The table's state as install records and checkpoints carry it. */
+    InstallRecord.TableState state() {
+        Shape s = shape;
+        return new InstallRecord.TableState(header, tableId, count.get(), s.array.directory,
+                s.next == null ? 0 : s.next.directory, s.moved, loadPermille);
+    }
+
+    /** Log mode's recovery: the state the log says the table had last, its arrays read and checked. */
+    void restore(InstallRecord.TableState st) {
+        BucketArray a = BucketArray.load(heap, st.array());
+        Shape s;
+        if (st.newArray() != 0) {
+            BucketArray next = BucketArray.load(heap, st.newArray());
+            if (next.bucketCount != 2 * a.bucketCount || st.moved() < 0 || st.moved() > a.bucketCount) {
+                throw corrupt(header, "a doubling from " + a.bucketCount + " buckets with moved in 0.." + a.bucketCount,
+                        next.bucketCount + " buckets, moved " + st.moved());
+            }
+            s = new Shape(a, next, st.moved(), st.moved());
+        } else {
+            s = new Shape(a);
+        }
+        if (st.count() < 0) {
+            throw corrupt(header, "a non-negative entry count", Long.toString(st.count()));
+        }
+        shape = s;
+        count.set(st.count());
     }
 
     /** Header handle, for the catalog and the verifier. */

@@ -24,6 +24,11 @@ public final class StoredEntry {
         this.value = value;
     }
 
+    /** An entry that is not (yet) in a table: the write layer's buffered value of a key. */
+    public static StoredEntry buffered(long hash, long version, long expiry, byte[] key, byte[] value) {
+        return new StoredEntry(0, 0, hash, version, expiry, key, value);
+    }
+
     public byte[] key() {
         return key;
     }
@@ -47,7 +52,7 @@ public final class StoredEntry {
         return hash;
     }
 
-    boolean expiredAt(long now) {
+    public boolean expiredAt(long now) {
         return expiry != 0 && expiry <= now;
     }
 }

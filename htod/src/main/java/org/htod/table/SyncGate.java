@@ -46,14 +46,17 @@ import org.htod.core.alloc.Heap;
  * flushing} second cannot miss one) and empties {@code flushing} once they are all written.
  */
 final class SyncGate {
-    /** Links or unlinked blocks waiting before a writer flushes them; tests lower it. */
-    static volatile int maxPendingLinks = 8192;
+    /** Links or unlinked blocks waiting before a writer flushes them. */
+    private final int maxPendingLinks;
 
     private final Heap heap;
     final EntryCache cache;
 
-    /** A link write waiting for its flush: {@code target} to be written at {@code offset} of {@code block}. */
-    record Link(long block, long offset, long target, ReentrantReadWriteLock view, boolean isNext) {}
+    /**
+     * A link write waiting for its flush: {@code target} to be written at {@code offset} of
+     * {@code block}, with its check salted by {@code salt} (see {@link Links}).
+     */
+    record Link(long block, long offset, long target, long salt, ReentrantReadWriteLock view, boolean isNext) {}
 
     /** Links set since the last flush began, by device address. */
     private volatile Map<Long, Link> pending = new ConcurrentHashMap<>();
@@ -75,9 +78,14 @@ final class SyncGate {
     private long durableDone;
     private long syncs;
 
-    SyncGate(Heap heap, EntryCache cache) {
+    /** Log mode: commits go through the log (see {@link Installer}); null in direct mode. */
+    private final Installer installer;
+
+    SyncGate(Heap heap, EntryCache cache, int maxPendingLinks, Installer installer) {
         this.heap = heap;
         this.cache = cache;
+        this.maxPendingLinks = maxPendingLinks;
+        this.installer = installer;
     }
 
     private long key(long block, long offset) {
@@ -88,8 +96,9 @@ final class SyncGate {
      * Records that the link at {@code offset} of {@code block} now names {@code target}; the
      * caller holds {@code view}'s write lock, and has written {@code target} whole before.
      */
-    synchronized void setLink(long block, long offset, long target, ReentrantReadWriteLock view, boolean isNext) {
-        if (pending.put(key(block, offset), new Link(block, offset, target, view, isNext)) == null) {
+    synchronized void setLink(long block, long offset, long target, long salt, ReentrantReadWriteLock view,
+            boolean isNext) {
+        if (pending.put(key(block, offset), new Link(block, offset, target, salt, view, isNext)) == null) {
             queued++;
         }
     }
@@ -123,6 +132,55 @@ final class SyncGate {
         queued++;
     }
 
+    /** Log mode: {@code t}'s count or shape changed, and the next commit records its state. */
+    void touch(HashtableOnDisk t) {
+        if (installer != null) {
+            installer.touch(t);
+        }
+    }
+
+    /** Most old buckets a logged doubling batch may move: its install record must fit in the log. */
+    int maxDoublingBatch() {
+        if (installer == null) {
+            return Integer.MAX_VALUE;
+        }
+        // A bucket costs two slot links and, at the highest load factor, about twenty next links.
+        long buckets = installer.maxRecordBytes() / (InstallRecord.LINK_BYTES * 24L);
+        return (int) Math.max(1, Long.highestOneBit(Math.max(1, buckets)));
+    }
+
+    /** Whether commits go through the log. */
+    boolean logged() {
+        return installer != null;
+    }
+
+    /**
+     * Log mode's recovery: links the log recorded, whose in-place writes a crash may have lost.
+     * They wait like any link, so that every reader already sees them, until {@link
+     * #writeRecovered} writes them once the open may write.
+     */
+    synchronized void recovered(List<InstallRecord.LinkWrite> links) {
+        // No reader runs before the open ends, so one lock stands for every stripe's view; the
+        // cache update of a next link is harmless for a segment, which the cache never holds.
+        ReentrantReadWriteLock view = new ReentrantReadWriteLock();
+        for (InstallRecord.LinkWrite l : links) {
+            pending.put(key(l.block(), l.offset()), new Link(l.block(), l.offset(), l.value(), l.salt(), view,
+                    l.offset() == Entries.NEXT_OFFSET));
+        }
+    }
+
+    /** Writes the recovered links in place: the log holds them already, so no record is made. */
+    void writeRecovered() {
+        Map<Long, Link> links;
+        synchronized (this) {
+            links = pending;
+            flushing = links;
+            pending = new ConcurrentHashMap<>();
+        }
+        writeLinks(links);
+        flushing = Map.of();
+    }
+
     /** Links and blocks that the next flush would take. */
     int queued() {
         return queued;
@@ -144,15 +202,23 @@ final class SyncGate {
      * what waits in memory.
      */
     void flushIfFull() {
-        if (queued < maxPendingLinks) {
-            return;
+        if (installer == null && queued >= maxPendingLinks) {
+            flush(maxPendingLinks);
         }
+    }
+
+    /** Writes the waiting links now (a flush that is not durable: the blocks they unlink wait for the next). */
+    void flush() {
+        flush(1);
+    }
+
+    private void flush(int atLeast) {
         Batch b;
         synchronized (this) {
             while (inFlight) {
                 waitQuietly();
             }
-            if (queued < maxPendingLinks) {
+            if (queued < atLeast) {
                 return; // another writer flushed meanwhile
             }
             b = begin(false);
@@ -201,33 +267,15 @@ final class SyncGate {
     private void run(Batch b) {
         boolean ok = false;
         try {
-            // Every entry named by b.links must be durable before they are written, and the links
-            // of the last flush before the blocks they unlinked are freed. When no entry was
-            // written since the last sync and nothing waits to be freed (a removal at SYNC), this
-            // sync has nothing to order and is left out.
-            if (b.entries > 0 || !awaiting.isEmpty() || b.links.isEmpty()) {
-                deviceSync();
-                synchronized (this) {
-                    unsyncedEntries -= b.entries; // written before the sync began
-                }
-            }
-            freeAll(awaiting);
-            awaiting = new ArrayList<>();
-            if (b.links.isEmpty()) {
-                // The links that unlinked these blocks were written before the sync above.
-                flushing = Map.of();
-                freeAll(b.unlinked);
+            if (installer != null) {
+                runLogged(b);
             } else {
-                writeLinks(b.links);
-                flushing = Map.of();
-                if (b.durable) {
-                    deviceSync();
-                    freeAll(b.unlinked);
-                } else {
-                    awaiting = b.unlinked;
-                }
+                runDirect(b);
             }
             ok = true;
+        } catch (RuntimeException e) {
+            restore(b);
+            throw e;
         } finally {
             synchronized (this) {
                 inFlight = false;
@@ -243,6 +291,64 @@ final class SyncGate {
         }
     }
 
+    private void runDirect(Batch b) {
+        // Every entry named by b.links must be durable before they are written, and the links
+        // of the last flush before the blocks they unlinked are freed. When no entry was
+        // written since the last sync and nothing waits to be freed (a removal at SYNC), this
+        // sync has nothing to order and is left out.
+        if (b.entries > 0 || !awaiting.isEmpty() || b.links.isEmpty()) {
+            deviceSync();
+            synchronized (this) {
+                unsyncedEntries -= b.entries; // written before the sync began
+            }
+        }
+        freeAll(awaiting);
+        if (b.links.isEmpty()) {
+            // The links that unlinked these blocks were written before the sync above.
+            flushing = Map.of();
+            freeAll(b.unlinked);
+        } else {
+            writeLinks(b.links);
+            flushing = Map.of();
+            if (b.durable) {
+                deviceSync();
+                freeAll(b.unlinked);
+            } else {
+                awaiting.addAll(b.unlinked);
+                b.unlinked.clear();
+            }
+        }
+    }
+
+    /**
+     * Log mode: the links, the blocks they unlink and every allocation since the last commit are
+     * recorded in the log and made durable there first; then the links are written in place and
+     * the blocks freed. A crash after the record is redone from the log; a crash before it loses
+     * nothing the log does not hold.
+     */
+    private void runLogged(Batch b) {
+        installer.record(b.links, b.unlinked, heap);
+        syncs++;
+        writeLinks(b.links);
+        flushing = Map.of();
+        installer.freeRecorded(() -> freeAll(b.unlinked));
+    }
+
+    /**
+     * A flush failed: what it had taken goes back, to be written and freed by the next one. Links
+     * written already are written again, with the same value; newer links set meanwhile win.
+     */
+    private synchronized void restore(Batch b) {
+        Map<Long, Link> back = new ConcurrentHashMap<>(b.links);
+        back.putAll(pending);
+        pending = back; // before flushing empties, so that a reader always finds the link in one of them
+        flushing = Map.of();
+        List<Long> blocks = new ArrayList<>(b.unlinked);
+        blocks.addAll(retired);
+        retired = blocks;
+        queued = pending.size() + retired.size();
+    }
+
     private void deviceSync() {
         heap.sync();
         synchronized (this) {
@@ -250,10 +356,13 @@ final class SyncGate {
         }
     }
 
+    /** Frees the blocks, taking each off the list as it goes, so that a failure leaves the rest to free. */
     private void freeAll(List<Long> blocks) {
-        for (int i = 0; i < blocks.size(); i++) {
-            cache.drop(blocks.get(i));
-            heap.free(blocks.get(i));
+        while (!blocks.isEmpty()) {
+            long h = blocks.get(blocks.size() - 1);
+            cache.drop(h);
+            heap.free(h);
+            blocks.remove(blocks.size() - 1);
         }
     }
 
@@ -266,18 +375,19 @@ final class SyncGate {
             Lock w = l.view.writeLock();
             w.lock();
             try {
-                writeNow(l.block, l.offset, l.target, l.isNext);
+                writeNow(l.block, l.offset, l.target, l.salt, l.isNext);
             } finally {
                 w.unlock();
             }
         }
     }
 
-    /** Writes a link to the disk at once, and an entry's {@code next} to the cache too: one aligned 8-byte write. */
-    void writeNow(long block, long offset, long target, boolean isNext) {
-        heap.writeAt(block, offset, ByteBuffer.allocate(8).putLong(0, target));
+    /** Writes a link to the disk at once, and an entry's {@code next} to the cache too: one aligned 12-byte write. */
+    void writeNow(long block, long offset, long target, long salt, boolean isNext) {
+        ByteBuffer b = Links.encode(target, salt);
+        heap.writeAt(block, offset, b);
         if (isNext) {
-            cache.next(block, target);
+            cache.next(block, target, b.getInt(8));
         }
     }
 

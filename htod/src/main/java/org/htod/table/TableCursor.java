@@ -1,6 +1,5 @@
 package org.htod.table;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
@@ -71,14 +70,16 @@ final class TableCursor implements Iterator<StoredEntry> {
                 return;
             }
             long now = t.clock.getAsLong();
-            long cur = t.slot(a, c & a.mask());
+            long bucket = c & a.mask();
+            long cur = t.slot(a, bucket);
             long steps = 0;
             long limit = t.count.get() + 1024;
             while (cur != 0) {
-                ByteBuffer p = t.prefix(cur);
-                Entries.Head h = t.head(p, cur);
+                HashtableOnDisk.Loaded e = t.load(cur);
+                t.checkBucket(e, a, bucket);
+                Entries.Head h = e.h;
                 if ((h.hash & (m - 1)) == c && (includeExpired || h.expiry == 0 || h.expiry > now)) {
-                    ready.add(t.decode(cur, p, h, withValues));
+                    ready.add(t.decode(e, withValues));
                 }
                 cur = h.next;
                 if (++steps > limit) {

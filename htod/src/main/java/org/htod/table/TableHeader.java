@@ -96,8 +96,14 @@ final class TableHeader {
         heap.writeAt(handle, s.sequence % 2 == 1 ? 0 : SLOT_SIZE, encodeSlot(s));
     }
 
-    /** Reads both slots and returns the current state. */
-    static State read(Heap heap, long handle) {
+    /**
+     * Reads both slots and returns the current state: the valid slot with the higher sequence. A
+     * slot that is neither valid nor all zeros (never written) is damaged. After an unclean
+     * shutdown that may be a header write the crash tore, and the other slot, the state before
+     * it, is current; with {@code strict} (the store was closed cleanly, so no write was in
+     * flight) it is damage that may have hit the newer state, and is reported.
+     */
+    static State read(Heap heap, long handle, boolean strict) {
         ByteBuffer b = heap.read(handle);
         long at = heap.address(handle);
         String dev = heap.device().name();
@@ -107,12 +113,30 @@ final class TableHeader {
         }
         State a = slot(b, 0, dev);
         State c = slot(b, SLOT_SIZE, dev);
+        for (int i = 0; i < 2 && strict; i++) {
+            int off = i * SLOT_SIZE;
+            if ((i == 0 ? a : c) == null && !zeros(b, off)) {
+                long where = at + HashtableOnDisk.BLOCK_HEADER + off;
+                throw new CorruptStoreException("table header slot " + (i == 0 ? "A" : "B") + " at offset " + where + " of "
+                        + dev + " is damaged in a store closed cleanly: expected magic HTODTABL, a matching CRC32C and a"
+                        + " sequence of its parity, or a slot never written (zeros)", where);
+            }
+        }
         State best = a == null ? c : c == null ? a : a.sequence >= c.sequence ? a : c;
         if (best == null) {
             throw new CorruptStoreException("no valid table header slot in the block at offset " + at + " of " + dev
                     + ": expected magic HTODTABL and a matching CRC32C in slot A or B", at);
         }
         return best;
+    }
+
+    private static boolean zeros(ByteBuffer b, int at) {
+        for (int i = 0; i < SLOT_SIZE; i++) {
+            if (b.get(at + i) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static State slot(ByteBuffer b, int at, String dev) {

@@ -62,43 +62,71 @@ public final class TableRecovery {
         long relinked = 0;
         long repaired = 0;
 
-        Walk cat = walk(ts.catalog(), marks);
-        if (cat.repairing()) {
-            sweep(heap, ts.gate().cache, marks, List.of(cat), false, freed);
-            relinked += cat.adopted;
-            repaired += rebuild(cat);
-        }
-        List<Walk> walks = new ArrayList<>();
-        for (Map.Entry<String, Long> e : ts.catalogEntries().entrySet()) {
-            HashtableOnDisk t = ts.tableAt(e.getKey(), e.getValue());
-            walks.add(walk(t, marks));
-        }
+        // Reading first, writing after: every walk and the sweep must succeed (every checksum on
+        // the way matched) before recovery changes a byte, so that an open that finds damage
+        // refuses with the store as it found it, and nothing is freed that a damaged structure
+        // might still have reached.
+        Walk cat = new Walk(ts.catalog(), true);
+        walk(cat, marks);
         List<Walk> repairing = new ArrayList<>();
+        if (cat.repairing()) {
+            sweep(heap, marks, List.of(cat), null);
+            repairing.add(cat);
+        }
+        // The catalog's entries as the walk found them, with any an interrupted doubling cut out
+        // of their chains: iterating the catalog before its relinking would miss those.
+        List<Walk> walks = new ArrayList<>();
+        for (HashtableOnDisk.Loaded e : cat.kept) {
+            String name = new String(e.key(), java.nio.charset.StandardCharsets.UTF_8);
+            HashtableOnDisk t = ts.tableAt(name, ts.catalog().value(e), e.handle);
+            Walk w = new Walk(t, false);
+            walk(w, marks);
+            walks.add(w);
+        }
+        List<Walk> tablesRepairing = new ArrayList<>();
         for (Walk w : walks) {
             if (w.repairing()) {
-                repairing.add(w);
+                tablesRepairing.add(w);
             }
         }
-        sweep(heap, ts.gate().cache, marks, repairing, true, freed);
+        List<Long> leaks = new ArrayList<>();
+        sweep(heap, marks, tablesRepairing, leaks);
+        repairing.addAll(tablesRepairing);
+        ts.storage().begin(); // the heap's own recovery writes, then the store marked open
+
+        List<Walk> all = new ArrayList<>(walks);
+        all.add(cat);
+        for (Walk w : all) {
+            for (Unlink u : w.unlinks) {
+                if (u.pred == 0) {
+                    u.array.set(heap, u.bucket, u.target);
+                } else {
+                    w.t.writeNext(u.pred, (int) u.salt, u.target);
+                }
+            }
+        }
         for (Walk w : repairing) {
             relinked += w.adopted;
             repaired += rebuild(w);
         }
+        for (long leak : leaks) {
+            ts.gate().cache.drop(leak);
+            heap.free(leak);
+            freed[0]++;
+        }
         long entries = 0;
-        List<Walk> all = new ArrayList<>(walks);
-        all.add(cat);
         for (Walk w : all) {
             w.t.count.set(w.entries);
             entries += w.entries;
         }
         ts.gate().sync();
+        // Every header written again, with the count just found: to the slot not holding the
+        // current state, which is the slot a crash may have torn.
         for (Walk w : all) {
-            if (w.repairing()) {
-                Shape s = w.t.shape;
-                Shape closed = new Shape(s.array, s.next, s.moved, s.moved);
-                w.t.writeHeader(closed, w.t.count.get());
-                w.t.shape = closed;
-            }
+            Shape s = w.t.shape;
+            Shape closed = w.repairing() ? new Shape(s.array, s.next, s.moved, s.moved) : s;
+            w.t.writeHeader(closed, w.t.count.get());
+            w.t.shape = closed;
         }
         ts.gate().sync();
         long stale = cat.stale;
@@ -109,12 +137,6 @@ public final class TableRecovery {
                 relinked, repaired, stale);
     }
 
-    /** A store whose catalog was never recorded: every block is a leak. */
-    static void freeEverything(Heap heap) {
-        heap.forEachAllocated((handle, length) -> heap.free(handle));
-        heap.sync();
-    }
-
     /** One table's walk: entries reached, and the chains of an interrupted unzip, to relink. */
     static final class Walk {
         final HashtableOnDisk t;
@@ -123,12 +145,19 @@ public final class TableRecovery {
         long adopted;
         /** Older entries of keys met twice in a chain, unlinked (and left unmarked, for the sweep to free). */
         long stale;
-        /** Per old bucket of the unzip range: handle, hash, next of each entry reached or adopted. */
+        /** Per old bucket of the unzip range: handle, hash, next, salt of each entry reached or adopted. */
         final Map<Long, List<long[]>> repair = new HashMap<>();
+        /** Links that unlink stale entries, written once every walk succeeded. */
+        final List<Unlink> unlinks = new ArrayList<>();
 
-        Walk(HashtableOnDisk t) {
+        /** The catalog's walk keeps every entry it reaches or adopts. */
+        final boolean keepEntries;
+        final List<HashtableOnDisk.Loaded> kept = new ArrayList<>();
+
+        Walk(HashtableOnDisk t, boolean keepEntries) {
             this.t = t;
             this.shape = t.shape;
+            this.keepEntries = keepEntries;
         }
 
         boolean repairing() {
@@ -140,8 +169,11 @@ public final class TableRecovery {
         }
     }
 
-    static Walk walk(HashtableOnDisk t, Marks marks) {
-        Walk w = new Walk(t);
+    /** A link to rewrite: slot {@code bucket} of {@code array} if {@code pred} is 0, else pred's next. */
+    record Unlink(BucketArray array, long bucket, long pred, long salt, long target) {}
+
+    static void walk(Walk w, Marks marks) {
+        HashtableOnDisk t = w.t;
         Shape s = w.shape;
         marks.mark(t.header);
         s.array.forEachBlock(marks::mark);
@@ -163,7 +195,6 @@ public final class TableRecovery {
                 }
             }
         }
-        return w;
     }
 
     /**
@@ -177,7 +208,8 @@ public final class TableRecovery {
         long first = a.get(t.heap, bucket);
         long cur = first;
         long pred = 0;
-        List<long[]> seen = new ArrayList<>(); // handle and hash of each entry kept
+        int predSalt = 0;
+        List<HashtableOnDisk.Loaded> seen = new ArrayList<>(); // each entry kept
         while (cur != 0) {
             t.checkLink(cur);
             if (marks.marked(cur)) {
@@ -187,45 +219,38 @@ public final class TableRecovery {
                 throw t.corrupt(cur, "an entry reached once, from bucket " + bucket,
                         "it reached again: a cycle, or two chains sharing it");
             }
-            Entries.Head h = t.head(Doubler.headBytes(t, cur), cur);
-            if (!tolerant && (h.hash & a.mask()) != bucket) {
-                throw t.corrupt(cur, "an entry hashing to bucket " + bucket + " of " + a.bucketCount,
-                        "hash 0x" + Long.toHexString(h.hash) + ", bucket " + (h.hash & a.mask()));
+            HashtableOnDisk.Loaded e = t.load(cur);
+            if (!tolerant) {
+                t.checkBucket(e, a, bucket);
             }
-            if (!tolerant && keptBefore(t, seen, cur, h)) {
-                if (pred == 0) {
-                    a.set(t.heap, bucket, h.next);
-                } else {
-                    t.writeNext(pred, h.next);
-                }
+            if (!tolerant && keptBefore(seen, e)) {
+                // unlinked once every walk has succeeded: an open that fails writes nothing
+                w.unlinks.add(new Unlink(a, bucket, pred, pred == 0 ? bucket : predSalt, e.h.next));
                 w.stale++;
-                cur = h.next;
+                cur = e.h.next;
                 continue;
             }
             marks.mark(cur);
             w.entries++;
-            if (tolerant) {
-                w.repair.computeIfAbsent(oldBucket, k -> new ArrayList<>()).add(new long[] {cur, h.hash, h.next});
+            if (w.keepEntries) {
+                w.kept.add(e);
             }
-            seen.add(new long[] {cur, h.hash});
+            if (tolerant) {
+                w.repair.computeIfAbsent(oldBucket, k -> new ArrayList<>())
+                        .add(new long[] {cur, e.h.hash, e.h.next, e.salt()});
+            }
+            seen.add(e);
             pred = cur;
-            cur = h.next;
+            predSalt = e.salt();
+            cur = e.h.next;
         }
     }
 
-    /** Whether an entry kept earlier in the chain has the key of {@code handle}: keys are read on equal hashes only. */
-    private static boolean keptBefore(HashtableOnDisk t, List<long[]> seen, long handle, Entries.Head h) {
-        byte[] key = null;
-        for (long[] e : seen) {
-            if (e[1] != h.hash) {
-                continue;
-            }
-            if (key == null) {
-                ByteBuffer p = t.prefix(handle);
-                key = t.keyOnly(handle, p, h);
-            }
-            ByteBuffer q = t.prefix(e[0]);
-            if (java.util.Arrays.equals(key, t.keyOnly(e[0], q, t.head(q, e[0])))) {
+    /** Whether an entry kept earlier in the chain has the key of {@code e}. */
+    private static boolean keptBefore(List<HashtableOnDisk.Loaded> seen, HashtableOnDisk.Loaded e) {
+        byte[] key = e.key();
+        for (HashtableOnDisk.Loaded s : seen) {
+            if (s.h.hash == e.h.hash && s.keyEquals(key)) {
                 return true;
             }
         }
@@ -234,10 +259,9 @@ public final class TableRecovery {
 
     /**
      * Visits every allocated block not marked: adopts the entries of an unzip range among them
-     * into their walk, and frees the others if {@code freeRest}.
+     * into their walk, and adds the others to {@code leaks} if it is given. Reads only.
      */
-    private static void sweep(Heap heap, EntryCache cache, Marks marks, List<Walk> repairing, boolean freeRest,
-            long[] freed) {
+    private static void sweep(Heap heap, Marks marks, List<Walk> repairing, List<Long> leaks) {
         Map<Long, Walk> byId = new HashMap<>();
         for (Walk w : repairing) {
             byId.put(w.t.tableId, w);
@@ -249,29 +273,30 @@ public final class TableRecovery {
             if (length >= Entries.OVERHEAD && !byId.isEmpty() && adopt(byId, marks, handle)) {
                 return;
             }
-            if (freeRest) {
-                cache.drop(handle);
-                heap.free(handle);
-                freed[0]++;
+            if (leaks != null) {
+                leaks.add(handle);
             }
         });
     }
 
     private static boolean adopt(Map<Long, Walk> byId, Marks marks, long handle) {
         Walk any = byId.values().iterator().next();
-        ByteBuffer hb = Doubler.headBytes(any.t, handle);
+        ByteBuffer hb = ByteBuffer.allocate(Entries.KEY_OFFSET);
+        any.t.heap.readAt(handle, 0, hb);
         Walk w = byId.get(hb.getLong(Entries.TABLE_ID_OFFSET));
         if (w == null) {
             return false;
         }
         HashtableOnDisk t = w.t;
-        Entries.Head h;
+        HashtableOnDisk.Loaded e;
         try {
-            h = t.head(hb, handle);
-            t.whole(handle, t.prefix(handle), h);
-        } catch (CorruptStoreException e) {
+            e = t.load(handle);
+            t.value(e);
+        } catch (CorruptStoreException x) {
             return false; // not a whole entry of this table: a leak like any other
         }
+        Entries.Head h = e.h;
+        long salt = e.salt();
         long oldBucket = h.hash & w.shape.array.mask();
         if (!w.inRepair(oldBucket)) {
             return false;
@@ -279,7 +304,10 @@ public final class TableRecovery {
         marks.mark(handle);
         w.entries++;
         w.adopted++;
-        w.repair.computeIfAbsent(oldBucket, k -> new ArrayList<>()).add(new long[] {handle, h.hash, h.next});
+        if (w.keepEntries) {
+            w.kept.add(e);
+        }
+        w.repair.computeIfAbsent(oldBucket, k -> new ArrayList<>()).add(new long[] {handle, h.hash, h.next, salt});
         return true;
     }
 
@@ -310,7 +338,7 @@ public final class TableRecovery {
         for (int i = 0; i < items.size(); i++) {
             long target = i + 1 < items.size() ? items.get(i + 1)[0] : 0;
             if (items.get(i)[2] != target) {
-                t.writeNext(items.get(i)[0], target);
+                t.writeNext(items.get(i)[0], (int) items.get(i)[3], target);
                 changed = true;
             }
         }

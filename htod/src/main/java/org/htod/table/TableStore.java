@@ -7,7 +7,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.LongSupplier;
+import org.htod.core.CorruptStoreException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.alloc.Heap;
 import org.htod.core.storage.Storage;
@@ -27,51 +27,130 @@ public final class TableStore implements AutoCloseable {
     private final Storage storage;
     private final Heap heap;
     private final SyncGate gate;
-    private final boolean syncEachWrite;
-    private final LongSupplier clock;
-    private final int loadPermille;
+    private final TableOptions options;
     private final HashtableOnDisk catalog;
     private final Map<String, HashtableOnDisk> tables = new ConcurrentHashMap<>();
     private final TableRecovery.Report recovery;
+    /** Whether the store was closed cleanly before this opening: no header write can have been torn. */
+    private final boolean clean;
     private volatile boolean closed;
 
-    private TableStore(Storage storage, boolean syncEachWrite, LongSupplier clock, int loadPermille, long cacheBytes) {
+    private TableStore(Storage storage, TableOptions options, Installer installer,
+            List<InstallRecord.LinkWrite> recoveredLinks, Map<Long, InstallRecord.TableState> restored) {
         this.storage = storage;
         this.heap = storage.heap();
-        this.gate = new SyncGate(heap, new EntryCache(cacheBytes));
-        this.syncEachWrite = syncEachWrite;
-        this.clock = clock;
-        this.loadPermille = loadPermille;
+        this.gate = new SyncGate(heap, new EntryCache(options.cacheBytes()), options.maxPendingLinks(), installer);
+        this.options = options;
         boolean clean = storage.recoveryReport().wasClean();
         long root = storage.rootCatalog();
         if (root == 0) {
-            if (!clean) {
-                // Created, then crashed before the catalog was recorded: nothing here is reachable.
-                TableRecovery.freeEverything(heap);
-            }
-            root = HashtableOnDisk.create(heap, loadPermille);
-            gate.sync();
+            // A store whose creation ends here: the storage formatted its heap afresh (a creation
+            // cut short left nothing else in it), and the catalog recorded last completes it.
+            root = HashtableOnDisk.create(heap, options.loadPermille()).header();
+            heap.sync();
             storage.setRootCatalog(root);
         }
         // Catalog changes are rare and each is a map coming or going: always synced.
-        this.catalog = HashtableOnDisk.open(heap, gate, root, CATALOG_NAME, true, clock);
-        this.recovery = clean ? null : TableRecovery.run(this);
+        this.clean = clean && installer == null;
+        if (installer != null) {
+            // Log mode: the tables are as the last checkpoint and the log say, links the log
+            // recorded wait in the gate where every read sees them, and the header slots are only
+            // read for the table's identity (a crash in a checkpoint may have torn one).
+            gate.recovered(recoveredLinks);
+            this.catalog = openLogged(root, CATALOG_NAME, options.withSyncEachWrite(true), restored, null);
+            for (CatalogEntry e : catalogEntries()) {
+                HashtableOnDisk t = openLogged(headerOf(e.value(), e.name(), e.entry(), heap), e.name(), options, restored,
+                        e.value());
+                tables.put(e.name(), t);
+            }
+            this.recovery = null;
+            return;
+        }
+        this.catalog = HashtableOnDisk.open(heap, gate, root, CATALOG_NAME, options.withSyncEachWrite(true), clean);
+        if (clean) {
+            // Every map's header and bucket directory read and checked before the open writes
+            // anything: damage is reported by the open, with the store as it was.
+            for (CatalogEntry e : catalogEntries()) {
+                tableAt(e.name(), e.value(), e.entry());
+            }
+            storage.begin();
+            this.recovery = null;
+        } else {
+            this.recovery = TableRecovery.run(this); // begins the storage once its walks succeed
+        }
+    }
+
+    /** Log mode: a table in the state the checkpoint and the log give, checked against its header and catalog value. */
+    private HashtableOnDisk openLogged(long header, String name, TableOptions o,
+            Map<Long, InstallRecord.TableState> restored, byte[] catalogValue) {
+        long id = catalogValue != null ? ByteBuffer.wrap(catalogValue).getLong(8) : -1;
+        InstallRecord.TableState st = null;
+        for (InstallRecord.TableState s : restored.values()) {
+            if (s.header() == header && (id == -1 || s.tableId() == id)) {
+                st = s;
+            }
+        }
+        if (st == null) {
+            throw new CorruptStoreException("table '" + name + "' (header at offset " + heap.address(header) + ") is in "
+                    + "the catalog, but neither the last checkpoint nor the log after it holds its state", heap.address(header));
+        }
+        return HashtableOnDisk.openLogged(heap, gate, header, name, o, st);
+    }
+
+    /** Opens the tables of {@code storage} in direct mode, creating the catalog if it has none. */
+    public static TableStore open(Storage storage, TableOptions options) {
+        return new TableStore(storage, options, null, List.of(), Map.of());
     }
 
     /**
-     * Opens the tables of {@code storage}, creating the catalog if it has none.
-     *
-     * @param syncEachWrite whether each write is synced before it returns (durability SYNC)
-     * @param clock epoch milliseconds, for entry expiry
-     * @param loadPermille load factor of new tables, in thousandths
-     * @param cacheBytes size of the cache of entries' first bytes, 0 for none
+     * Opens the tables of a store in log mode: commits go through {@code installer}; the tables'
+     * states are the ones {@code restored} holds (by table id), and {@code recoveredLinks} wait in
+     * the gate until {@link #writeRecovered()}. Writes nothing (unless the store is being created).
      */
-    public static TableStore open(Storage storage, boolean syncEachWrite, LongSupplier clock, int loadPermille,
-            long cacheBytes) {
-        if (cacheBytes < 0) {
-            throw new IllegalArgumentException("cache size must be at least 0, found " + cacheBytes);
+    public static TableStore openLogged(Storage storage, TableOptions options, Installer installer,
+            List<InstallRecord.LinkWrite> recoveredLinks, Map<Long, InstallRecord.TableState> restored) {
+        return new TableStore(storage, options, installer, recoveredLinks, restored);
+    }
+
+    /** Log mode, once the open may write: the links the log recorded, written in place. */
+    public void writeRecovered() {
+        gate.writeRecovered();
+    }
+
+    /** Every table's state, the catalog's included, as a checkpoint records it. */
+    public List<InstallRecord.TableState> states() {
+        List<InstallRecord.TableState> out = new ArrayList<>();
+        out.add(catalog.state());
+        for (HashtableOnDisk t : tables.values()) {
+            out.add(t.state());
         }
-        return new TableStore(storage, syncEachWrite, clock, loadPermille, cacheBytes);
+        return out;
+    }
+
+    /** Writes every table's header from its state (log mode's checkpoint; the caller syncs). */
+    public void writeHeaders() {
+        catalog.writeState();
+        for (HashtableOnDisk t : tables.values()) {
+            t.writeState();
+        }
+    }
+
+    /** Log mode: records everything changed since the last commit and writes it in place (see {@link SyncGate}). */
+    public void commit() {
+        gate.sync();
+    }
+
+    /** The maps' tables (the catalog's not among them). */
+    public List<HashtableOnDisk> maps() {
+        return new ArrayList<>(tables.values());
+    }
+
+    /** Every open table, the catalog's first. */
+    public List<HashtableOnDisk> all() {
+        List<HashtableOnDisk> out = new ArrayList<>();
+        out.add(catalog);
+        out.addAll(tables.values());
+        return out;
     }
 
     static byte[] nameKey(String name) {
@@ -85,28 +164,65 @@ public final class TableStore implements AutoCloseable {
         if (t != null) {
             return t;
         }
-        StoredEntry e = catalog.get(nameKey(name));
+        byte[] key = nameKey(name);
+        if (key.length > Entries.MAX_KEY) {
+            throw new IllegalArgumentException("a map name takes at most " + Entries.MAX_KEY + " bytes in UTF-8, found "
+                    + key.length);
+        }
+        StoredEntry e = catalog.get(key);
         long header;
         if (e != null) {
-            header = ByteBuffer.wrap(e.value()).getLong();
+            header = headerOf(e.value(), name, e.handle, heap);
         } else if (create) {
-            header = HashtableOnDisk.create(heap, loadPermille);
-            gate.sync();
-            long h = header;
-            catalog.update(nameKey(name), cur -> Change.put(ByteBuffer.allocate(8).putLong(0, h).array(), 0));
+            HashtableOnDisk.Created c = HashtableOnDisk.create(heap, options.loadPermille());
+            header = c.header();
+            byte[] value = ByteBuffer.allocate(CATALOG_VALUE).putLong(0, c.header()).putLong(8, c.tableId()).array();
+            if (gate.logged()) {
+                // One install record: the new table's blocks and state, and its catalog entry.
+                t = HashtableOnDisk.open(heap, gate, header, name, options, false);
+                gate.touch(t);
+                catalog.update(key, cur -> Change.put(value, 0));
+                tables.put(name, t);
+                return t;
+            }
+            gate.sync(); // direct mode: the table is durable before the catalog names it
+            catalog.update(key, cur -> Change.put(value, 0));
         } else {
             return null;
         }
-        t = HashtableOnDisk.open(heap, gate, header, name, syncEachWrite, clock);
+        t = HashtableOnDisk.open(heap, gate, header, name, options, clean);
+        checkTableId(t, e == null ? null : e.value());
         tables.put(name, t);
         return t;
     }
 
-    /** Opens a table for recovery and verification, from its catalog entry. */
-    synchronized HashtableOnDisk tableAt(String name, long header) {
+    /** Bytes of a catalog value: the handle of the table's header and the table's id. */
+    static final int CATALOG_VALUE = 16;
+
+    /** The header handle in a catalog value, checked for its length. */
+    static long headerOf(byte[] value, String name, long entry, Heap heap) {
+        if (value.length != CATALOG_VALUE) {
+            throw new CorruptStoreException("catalog entry of map '" + name + "' at offset " + heap.address(entry) + " of "
+                    + heap.device().name() + ": expected a value of " + CATALOG_VALUE + " bytes, found " + value.length,
+                    heap.address(entry));
+        }
+        return ByteBuffer.wrap(value).getLong(0);
+    }
+
+    /** A table opened from a catalog value must carry the id the value names. */
+    private void checkTableId(HashtableOnDisk t, byte[] value) {
+        if (value != null && ByteBuffer.wrap(value).getLong(8) != t.tableId) {
+            throw t.corrupt(t.header, "the header of table id 0x" + Long.toHexString(ByteBuffer.wrap(value).getLong(8))
+                    + " named by the catalog", "table id 0x" + Long.toHexString(t.tableId));
+        }
+    }
+
+    /** Opens a table for recovery and verification, from its catalog value. */
+    synchronized HashtableOnDisk tableAt(String name, byte[] value, long entry) {
         HashtableOnDisk t = tables.get(name);
         if (t == null) {
-            t = HashtableOnDisk.open(heap, gate, header, name, syncEachWrite, clock);
+            t = HashtableOnDisk.open(heap, gate, headerOf(value, name, entry, heap), name, options, clean);
+            checkTableId(t, value);
             tables.put(name, t);
         }
         return t;
@@ -122,12 +238,15 @@ public final class TableStore implements AutoCloseable {
         return out;
     }
 
-    /** Every table with its header handle, read from the catalog. */
-    Map<String, Long> catalogEntries() {
-        Map<String, Long> out = new java.util.LinkedHashMap<>();
+    /** A map as the catalog lists it: its name, the catalog value, and the catalog entry's block. */
+    record CatalogEntry(String name, byte[] value, long entry) {}
+
+    /** Every table, read from the catalog. */
+    List<CatalogEntry> catalogEntries() {
+        List<CatalogEntry> out = new ArrayList<>();
         for (Iterator<StoredEntry> it = catalog.iterator(true); it.hasNext();) {
             StoredEntry e = it.next();
-            out.put(new String(e.key(), StandardCharsets.UTF_8), ByteBuffer.wrap(e.value()).getLong());
+            out.add(new CatalogEntry(new String(e.key(), StandardCharsets.UTF_8), e.value(), e.handle));
         }
         return out;
     }
@@ -167,6 +286,12 @@ public final class TableStore implements AutoCloseable {
     public TableVerifier.Report verify(boolean checkLeaks) {
         ensureOpen();
         return TableVerifier.verify(this, checkLeaks);
+    }
+
+    /** {@link #verify(boolean)}, with blocks outside the tables that a layer above accounts for. */
+    public TableVerifier.Report verify(boolean checkLeaks, java.util.function.LongPredicate alsoReached) {
+        ensureOpen();
+        return TableVerifier.verify(this, checkLeaks, alsoReached);
     }
 
     /** Device syncs so far, for tests that count them. */

@@ -2,7 +2,7 @@ package org.htod.table;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.Map;
+import java.util.List;
 import org.htod.core.CorruptStoreException;
 import org.htod.core.alloc.Heap;
 
@@ -28,6 +28,11 @@ public final class TableVerifier {
     public record Report(int tables, long entries, long reachedBlocks, long allocatedBlocks) {}
 
     static Report verify(TableStore ts, boolean checkLeaks) {
+        return verify(ts, checkLeaks, h -> false);
+    }
+
+    /** {@link #verify(TableStore, boolean)}, counting the blocks {@code alsoReached} accepts as reached (log mode's checkpoint). */
+    static Report verify(TableStore ts, boolean checkLeaks, java.util.function.LongPredicate alsoReached) {
         Heap heap = ts.heap();
         ts.gate().sync(); // frees what waits, so that what stays allocated is what the tables hold
         heap.verify();
@@ -36,27 +41,30 @@ public final class TableVerifier {
         long entries = 0;
         HashtableOnDisk cat = ts.catalog();
         table(cat, marks, reached);
-        Map<String, Long> tables = ts.catalogEntries();
-        for (Map.Entry<String, Long> e : tables.entrySet()) {
-            HashtableOnDisk t = ts.tableAt(e.getKey(), e.getValue());
-            if (t.header != e.getValue()) {
-                throw new CorruptStoreException("table '" + e.getKey() + "' is open at header 0x"
-                        + Long.toHexString(t.header) + " but the catalog names 0x" + Long.toHexString(e.getValue()),
-                        heap.address(e.getValue()));
+        List<TableStore.CatalogEntry> tables = ts.catalogEntries();
+        for (TableStore.CatalogEntry e : tables) {
+            HashtableOnDisk t = ts.tableAt(e.name(), e.value(), e.entry());
+            long named = TableStore.headerOf(e.value(), e.name(), e.entry(), heap);
+            if (t.header != named) {
+                throw new CorruptStoreException("table '" + e.name() + "' is open at header 0x"
+                        + Long.toHexString(t.header) + " but the catalog names 0x" + Long.toHexString(named),
+                        heap.address(named));
             }
             entries += table(t, marks, reached);
         }
         long[] allocated = {0};
-        long[] leaked = {0, 0};
+        long[] leaked = {0, 0, 0}; // leaked, first leaked, accounted for outside the tables
         heap.forEachAllocated((handle, length) -> {
             allocated[0]++;
             if (!marks.marked(handle)) {
-                if (leaked[0]++ == 0) {
+                if (alsoReached.test(handle)) {
+                    leaked[2]++;
+                } else if (leaked[0]++ == 0) {
                     leaked[1] = handle;
                 }
             }
         });
-        long reachedAllocated = allocated[0] - leaked[0];
+        long reachedAllocated = allocated[0] - leaked[0] - leaked[2];
         if (reachedAllocated != reached[0]) {
             throw new CorruptStoreException("the tables reach " + reached[0] + " blocks, but only " + reachedAllocated
                     + " of them are allocated in the heap of " + heap.device().name(), -1);
@@ -81,7 +89,7 @@ public final class TableVerifier {
         t.lockAllWriters();
         try {
             Shape s = t.shape;
-            TableHeader.State st = TableHeader.read(t.heap, t.header);
+            TableHeader.State st = TableHeader.read(t.heap, t.header, true);
             if (st.array() != s.array.directory || st.newArray() != (s.doubling() ? s.next.directory : 0)
                     || st.moved() != s.moved || st.tableId() != t.tableId) {
                 throw t.corrupt(t.header, "a header naming the arrays in use (" + s + ")", "header " + st);
@@ -129,9 +137,28 @@ public final class TableVerifier {
         while (cur != 0) {
             t.checkLink(cur);
             mark(marks, cur, reached, t, "an entry");
-            ByteBuffer full = t.heap.read(cur); // checks the heap header: allocated, of the handle's size
-            Entries.Head h = t.head(full, cur);
-            Entries.checkCrc(full, h, cur, t::corrupt);
+            // From the disk, not the cache: the heap header (allocated, of the handle's size), then
+            // every checksum of the entry.
+            ByteBuffer full = t.heap.read(cur);
+            if (full.remaining() < Entries.OVERHEAD || full.remaining() < Entries.KEY_OFFSET
+                    + (long) Math.max(0, Entries.rawKeyLength(full))) {
+                throw t.corrupt(cur, "an entry of at least its fixed fields and key", full.remaining() + " bytes");
+            }
+            Entries.Head h = Entries.head(full, cur, t::corrupt);
+            Entries.checkNext(full, cur, t::corrupt);
+            if (h.length() > full.remaining()) {
+                throw t.corrupt(cur, "an entry of " + h.length() + " bytes", "a block payload of " + full.remaining());
+            }
+            Entries.checkValue(full, Entries.KEY_OFFSET + h.keyLength, h, cur, t::corrupt);
+            if (h.tableId != t.tableId) {
+                throw t.corrupt(cur, "an entry of table id 0x" + Long.toHexString(t.tableId),
+                        "table id 0x" + Long.toHexString(h.tableId));
+            }
+            byte[] cached = t.gate.cache.get(cur);
+            int same = Math.min(cached == null ? 0 : cached.length, full.remaining());
+            if (cached != null && !ByteBuffer.wrap(cached, 0, same).equals(full.duplicate().limit(same))) {
+                throw t.corrupt(cur, "the entry cache holding the bytes on disk", "other bytes in the cache");
+            }
             byte[] key = Entries.key(full, h);
             if (Hashing.hash(key) != h.hash) {
                 throw t.corrupt(cur, "hash 0x" + Long.toHexString(Hashing.hash(key)) + " of the entry's key",

@@ -11,8 +11,8 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 /**
- * Keeps the entry example of {@code docs/FORMAT.md} true, and pins the layout: offsets, the CRC
- * range (everything but {@code next}), and the hash of a known key.
+ * Keeps the entry example of {@code docs/FORMAT.md} true, and pins the layout: offsets, every byte
+ * covered by one of the three checks, and the hash of a known key.
  */
 class EntryFormatTest {
     private static final String BEGIN = "<!-- entry-hexdump:begin -->";
@@ -41,18 +41,39 @@ class EntryFormatTest {
     }
 
     @Test
-    void nextIsOutsideTheChecksumAndEverythingElseInside() {
+    void everyByteIsCoveredByOneCheck() {
         byte[] e = example();
-        assertEquals(54, e.length);
+        assertEquals(66, e.length);
         ByteBuffer b = ByteBuffer.wrap(e);
-        int crc = b.getInt(e.length - 4);
-        b.putLong(Entries.NEXT_OFFSET, 0x7777_0000_0000_0001L);
-        assertEquals(crc, Entries.crc(b, e.length - 4), "rewriting next keeps the entry valid");
-        for (int i = Entries.TABLE_ID_OFFSET; i < e.length - 4; i++) {
+        Entries.Head h = Entries.head(b, 1, EntryFormatTest::fail);
+        Entries.checkNext(b, 1, EntryFormatTest::fail);
+        Entries.checkValue(b, Entries.KEY_OFFSET + h.keyLength, h, 1, EntryFormatTest::fail);
+        for (int i = 0; i < e.length; i++) {
+            if (i >= 60 && i < Entries.KEY_OFFSET) {
+                continue; // reserved
+            }
             ByteBuffer c = ByteBuffer.wrap(e.clone());
             c.put(i, (byte) (c.get(i) ^ 1));
-            assertTrue(Entries.crc(c, e.length - 4) != crc, "byte " + i + " is covered");
+            boolean caught;
+            try {
+                Entries.Head hc = Entries.head(c, 1, EntryFormatTest::fail);
+                Entries.checkNext(c, 1, EntryFormatTest::fail);
+                Entries.checkValue(c, Entries.KEY_OFFSET + hc.keyLength, hc, 1, EntryFormatTest::fail);
+                caught = false;
+            } catch (org.htod.core.CorruptStoreException x) {
+                caught = true;
+            }
+            assertTrue(caught, "a flip of byte " + i + " is caught");
         }
+        // a link rewrite (next and its check, 12 bytes) keeps the entry valid
+        ByteBuffer d = ByteBuffer.wrap(e.clone());
+        d.put(Entries.NEXT_OFFSET, Links.encode(0x7777_0000_0000_0001L, d.getInt(Entries.HEAD_CRC_OFFSET)), 0, Links.SIZE);
+        Entries.head(d, 1, EntryFormatTest::fail);
+        Entries.checkNext(d, 1, EntryFormatTest::fail);
+    }
+
+    private static org.htod.core.CorruptStoreException fail(long handle, String expected, String found) {
+        return new org.htod.core.CorruptStoreException("expected " + expected + ", found " + found, handle);
     }
 
     @Test

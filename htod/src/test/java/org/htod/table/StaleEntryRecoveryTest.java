@@ -40,12 +40,16 @@ class StaleEntryRecoveryTest {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
+    private static TableOptions opts(boolean syncEach, long cache) {
+        return TableOptions.defaults().withSyncEachWrite(syncEach).withClock(() -> 0L).withCacheBytes(cache);
+    }
+
     @Test
     void aKeyReachedTwiceKeepsItsFirstEntry() {
         MemoryDevice disk = new MemoryDevice();
         LosesOneWrite dev = new LosesOneWrite(disk);
         TableStore ts = TableStore.open(Storage.create(dev, ContainerConfig.builder().grain(64).logSize(0).build()),
-                false, () -> 0L, 750, 1 << 20);
+                opts(false, 1 << 20));
         HashtableOnDisk t = ts.table("t", true);
         // two keys of one bucket: b is put last, so it is first in the chain and a is behind it
         byte[] a = bytes("a");
@@ -64,16 +68,10 @@ class StaleEntryRecoveryTest {
         t.update(a, cur -> Change.REMOVE); // b.next := 0, waiting
         t.update(a, cur -> Change.put(bytes("new"), 0)); // slot := new a, whose next is b, waiting
         dev.lost = ts.heap().address(bEntry) + HashtableOnDisk.BLOCK_HEADER + Entries.NEXT_OFFSET;
-        int saved = SyncGate.maxPendingLinks;
-        SyncGate.maxPendingLinks = 1;
-        try {
-            ts.gate().flushIfFull(); // a sync, then the two links: only the slot's reaches the disk
-        } finally {
-            SyncGate.maxPendingLinks = saved;
-        }
+        ts.gate().flush(); // a sync, then the two links: only the slot's reaches the disk
         // power lost here: the old entry of a is still allocated, its free waiting for a sync
 
-        TableStore reopened = TableStore.open(Storage.open(disk.reopen()), false, () -> 0L, 750, 1 << 20);
+        TableStore reopened = TableStore.open(Storage.open(disk.reopen()), opts(false, 1 << 20));
         assertEquals(1, reopened.recovery().staleEntriesUnlinked(), reopened.recovery().toString());
         HashtableOnDisk t2 = reopened.table("t", false);
         assertArrayEquals(bytes("new"), t2.get(a).value());

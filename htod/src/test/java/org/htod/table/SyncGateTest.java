@@ -15,23 +15,19 @@ import org.junit.jupiter.api.Test;
 /** What waits in the gate stays bounded, whatever the operations: puts, removals, replacements. */
 class SyncGateTest {
     private static final int LIMIT = 16;
-    private int saved;
     private TableStore ts;
     private HashtableOnDisk t;
 
     @BeforeEach
     void open() {
-        saved = SyncGate.maxPendingLinks;
-        SyncGate.maxPendingLinks = LIMIT;
         ts = TableStore.open(Storage.create(new MemoryDevice(), ContainerConfig.builder().grain(64).logSize(0).build()),
-                false, () -> 0L, 750, 0);
+                TableOptions.defaults().withClock(() -> 0L).withCacheBytes(0).withMaxPendingLinks(LIMIT));
         t = ts.table("g", true);
     }
 
     @AfterEach
     void close() {
         ts.close();
-        SyncGate.maxPendingLinks = saved;
     }
 
     private static byte[] key(int i) {

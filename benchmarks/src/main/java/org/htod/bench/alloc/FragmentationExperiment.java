@@ -7,7 +7,7 @@ import java.util.SplittableRandom;
 import org.htod.bench.workload.TruncatedPareto;
 import org.htod.core.alloc.Heap;
 import org.htod.core.alloc.HeapOptions;
-import org.htod.core.alloc.VerifyReport;
+import org.htod.core.alloc.HeapVerifyReport;
 import org.htod.core.container.StorageMethod;
 import org.htod.core.device.MemoryDevice;
 
@@ -61,7 +61,7 @@ public final class FragmentationExperiment {
         }
     }
 
-    private record Row(VerifyReport pmflf, FirstFit firstFit) {}
+    private record Row(HeapVerifyReport pmflf, FirstFit firstFit) {}
 
     private static Row run(TruncatedPareto sizes, int n, int replacements, long seed) {
         SplittableRandom r = new SplittableRandom(seed);
@@ -79,7 +79,7 @@ public final class FragmentationExperiment {
             ff.free(v[1], v[2]);
             live.set(victim, create(heap, ff, sizes.sample(r)));
         }
-        VerifyReport report = heap.verify();
+        HeapVerifyReport report = heap.verify();
         heap.close();
         return new Row(report, ff);
     }

@@ -72,7 +72,7 @@ final class BatchAllocator {
                                 + h.dev.name() + ": tail at " + tail + ", heap ends at " + h.end);
                     }
                     FreeBlock nb = h.newFreeExtent(tail, s, ++h.stamp);
-                    h.fresh.put(tail, new Heap.FreshExtent(nb.stamp, 0, nb.listId, nb.next));
+                    h.putFresh(tail, new Heap.FreshExtent(nb.stamp, 0, nb.listId, nb.next));
                     pieces.put(tail, new Piece(nb, i, 0));
                     tail += s;
                     continue;
@@ -86,13 +86,13 @@ final class BatchAllocator {
                 if (b.size - s <= waste) {
                     int listId = h.listIdForSplitPart(b, b.size);
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, b.size, stamp, listId, next), i, 0));
-                    h.fresh.put(b.addr, new Heap.FreshExtent(stamp, 0, listId, next));
+                    h.putFresh(b.addr, new Heap.FreshExtent(stamp, 0, listId, next));
                 } else {
                     int listId = h.listIdForSplitPart(b, s);
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, s, stamp, listId, next), i, b.size - s));
-                    h.fresh.put(b.addr, new Heap.FreshExtent(stamp, b.size - s, listId, next));
+                    h.putFresh(b.addr, new Heap.FreshExtent(stamp, b.size - s, listId, next));
                     FreeBlock rest = h.newFreeExtent(b.addr + s, b.size - s, stamp);
-                    h.fresh.put(rest.addr, new Heap.FreshExtent(stamp, 0, rest.listId, rest.next));
+                    h.putFresh(rest.addr, new Heap.FreshExtent(stamp, 0, rest.listId, rest.next));
                     pieces.put(rest.addr, new Piece(rest, -1, 0));
                     batchRemainders.add(rest);
                     if (rest.size >= h.opt.obaThreshold()) {

@@ -7,7 +7,8 @@ import org.htod.core.CorruptStoreException;
  * Walks block headers in address order, reading the device in windows so that many small blocks
  * cost one read. Applies the remainder rule: when a block records that a split left a free
  * remainder right behind it, and the header found there is missing or older than the split, the
- * remainder is rebuilt from the record (and written back when {@code repair} is set).
+ * remainder is rebuilt from the record (and, when {@code repair} is set, queued to be written back
+ * by {@link Heap#finishOpen()}, so that an open that fails later has written nothing).
  */
 final class HeaderScanner {
     private static final int SMALL_WINDOW = 1 << 20;
@@ -98,8 +99,7 @@ final class HeaderScanner {
         if (repair) {
             ByteBuffer b = ByteBuffer.allocate(BlockHeader.SIZE);
             BlockHeader.put(b, 0, heap.code, size, stamp, 0, listId, false, 0, 0, heap.grain);
-            heap.dev.write(pos, b);
-            invalidateWindow();
+            heap.pendingRepairs.add(new Heap.Repair(pos, b));
         }
         repaired++;
         return h;
@@ -123,9 +123,4 @@ final class HeaderScanner {
     }
 
     private boolean lastWasLarge;
-
-    private void invalidateWindow() {
-        window = ByteBuffer.allocate(0);
-        windowStart = 0;
-    }
 }

@@ -75,6 +75,93 @@ public final class Heap implements AutoCloseable {
     boolean headsDirty;
     int tailAllocsSinceCheckpoint;
 
+    /** A write recovery owes the disk, made by {@link #finishOpen()}. */
+    record Repair(long pos, ByteBuffer bytes) {}
+
+    /** Headers recovery rebuilt, to be written by {@link #finishOpen()}. */
+    final java.util.List<Repair> pendingRepairs = new java.util.ArrayList<>();
+    /** Whether recovery left writes for {@link #finishOpen()}: until then the heap reads but does not change. */
+    volatile boolean recoveryWritesPending;
+    /** PL/PFL after a scan: every block goes back on its disk list when the open finishes. */
+    boolean relinkAllOnFinish;
+
+    /**
+     * Log mode: the log, not the heap's own metadata, recovers the allocator after a crash (from a
+     * snapshot and the allocations and frees the log records since). Then every allocation writes
+     * its block's full header, so that a block the log's recovery puts back on a free list, whose
+     * header on disk may be stale, is named correctly when it is used again.
+     */
+    private volatile boolean logged;
+    /** Log mode: told of every allocation and free, under the heap's lock, for the log to record. */
+    private Journal journal;
+
+    /** What the log records of the heap: every block allocated and freed. */
+    public interface Journal {
+        void allocated(long handle);
+
+        void freed(long handle);
+    }
+
+    /**
+     * While an allocation runs: how to take back its changes to the in-memory state, newest first,
+     * should its device write fail. A failed allocation then leaves the heap as it was, usable.
+     */
+    private java.util.ArrayDeque<Runnable> undo;
+
+    void recordUndo(Runnable r) {
+        if (undo != null) {
+            undo.push(r);
+        }
+    }
+
+    /** {@code fresh.put}, undone with the allocation it belongs to. */
+    void putFresh(long addr, FreshExtent f) {
+        FreshExtent prev = fresh.put(addr, f);
+        recordUndo(() -> {
+            if (prev == null) {
+                fresh.remove(addr);
+            } else {
+                fresh.put(addr, prev);
+            }
+        });
+    }
+
+    /** Runs {@code write} as one allocation: if it fails with a device error, its in-memory changes are undone. */
+    <T> T undoable(java.util.function.Supplier<T> write, java.util.function.Consumer<java.util.List<FreeBlock>> afterUndo) {
+        undo = new java.util.ArrayDeque<>();
+        taken = new java.util.ArrayList<>();
+        try {
+            return write.get();
+        } catch (org.htod.core.HtodException e) {
+            java.util.ArrayDeque<Runnable> steps = undo;
+            List<FreeBlock> blocks = taken;
+            undo = null;
+            taken = null;
+            while (!steps.isEmpty()) {
+                steps.pop().run();
+            }
+            afterUndo.accept(blocks);
+            throw e;
+        } finally {
+            undo = null;
+            taken = null;
+        }
+    }
+
+    /** Free blocks the running allocation took off the lists. */
+    private List<FreeBlock> taken;
+
+    /**
+     * After a failed allocation: a block it took is back on its list, but the failed write may
+     * have reached its header, so its next use writes the whole header and does not split it
+     * before a sync.
+     */
+    void markRewrite(List<FreeBlock> blocks) {
+        for (FreeBlock b : blocks) {
+            fresh.put(b.addr, new FreshExtent(b.stamp, 0, b.listId < 0 ? BlockHeader.NO_LIST : b.listId, b.next));
+        }
+    }
+
     /** While OBA runs: predecessor link writes, kept to be issued in address order with the batch. */
     java.util.List<long[]> deferredLinkWrites;
 
@@ -87,7 +174,7 @@ public final class Heap implements AutoCloseable {
     private volatile boolean closed;
     /** A device error in the middle of a change: memory and disk may disagree until a reopen recovers. */
     private volatile RuntimeException failure;
-    RecoveryReport report;
+    HeapRecoveryReport report;
 
     private Heap(BlockDevice dev, HeapOptions opt) {
         this.dev = dev;
@@ -117,7 +204,7 @@ public final class Heap implements AutoCloseable {
         h.writeCheckpoint();
         dev.sync();
         h.durableCheckpointStamp = h.writtenCheckpointStamp;
-        h.report = new RecoveryReport("new", java.time.Duration.ZERO, 0, 0, 0, 0, 0, 0, null);
+        h.report = new HeapRecoveryReport("new", java.time.Duration.ZERO, 0, 0, 0, 0, 0, 0, null);
         return h;
     }
 
@@ -127,9 +214,49 @@ public final class Heap implements AutoCloseable {
      * method's own recovery runs. {@link #recoveryReport()} says which and what it found.
      */
     public static Heap open(BlockDevice dev, HeapOptions opt, SnapshotRef snapshot) {
+        Heap h = prepare(dev, opt, snapshot);
+        h.finishOpen();
+        return h;
+    }
+
+    /**
+     * {@link #open}, but the writes recovery owes wait for {@link #finishOpen()}: until then the
+     * heap serves reads only and nothing has been written.
+     */
+    public static Heap prepare(BlockDevice dev, HeapOptions opt, SnapshotRef snapshot) {
         Heap h = new Heap(dev, opt);
         HeapRecovery.run(h, snapshot);
         return h;
+    }
+
+    /**
+     * Makes the writes the open owes: after a crash, the headers recovery rebuilt, the PL/PFL
+     * disk lists relinked, a checkpoint, and a sync. Until this runs, the heap serves reads and
+     * refuses changes, so that the layers above can check their own structures before anything
+     * is written, and an open that fails changes nothing on disk. Idempotent.
+     */
+    public void finishOpen() {
+        lock.lock();
+        try {
+            if (!recoveryWritesPending) {
+                return;
+            }
+            for (Repair r : pendingRepairs) {
+                dev.write(r.pos(), r.bytes());
+            }
+            if (method != StorageMethod.TS) {
+                Coalescer.relink(this, relinkAllOnFinish);
+            }
+            writeCheckpoint();
+            dev.sync();
+            durableCheckpointStamp = writtenCheckpointStamp;
+            pendingRepairs.clear();
+            recoveryWritesPending = false;
+        } catch (org.htod.core.HtodException e) {
+            throw failed(e);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -186,7 +313,7 @@ public final class Heap implements AutoCloseable {
         long size = blockSizeFor(payload.remaining());
         lock.lock();
         try {
-            ensureOpen();
+            ensureWritable();
             Placement p;
             try {
                 p = placeMakingRoom(size);
@@ -200,12 +327,15 @@ public final class Heap implements AutoCloseable {
                         + lists.freeCount() + " blocks too small to use");
             }
             try {
-                long handle = write(p, payload);
+                long handle = undoable(() -> write(p, payload), this::markRewrite);
                 account(p.size, payload.remaining());
+                if (journal != null) {
+                    journal.allocated(handle);
+                }
                 keepStampsNearCheckpoint();
                 return handle;
             } catch (org.htod.core.HtodException e) {
-                throw failed(e);
+                throw e; // undone: the heap is as it was, and usable
             }
         } finally {
             lock.unlock();
@@ -248,13 +378,20 @@ public final class Heap implements AutoCloseable {
     public long[] allocateBatch(List<ByteBuffer> payloads) {
         lock.lock();
         try {
-            ensureOpen();
-            maybeCoalesceForFragmentation();
-            long[] handles = BatchAllocator.allocate(this, payloads);
+            ensureWritable();
+            try {
+                maybeCoalesceForFragmentation();
+            } catch (org.htod.core.HtodException e) {
+                throw failed(e);
+            }
+            long[] handles = undoable(() -> BatchAllocator.allocate(this, payloads), this::markRewrite);
+            if (journal != null) {
+                for (long handle : handles) {
+                    journal.allocated(handle);
+                }
+            }
             keepStampsNearCheckpoint();
             return handles;
-        } catch (org.htod.core.HtodException e) {
-            throw failed(e);
         } finally {
             lock.unlock();
         }
@@ -338,6 +475,9 @@ public final class Heap implements AutoCloseable {
                 FreeBlock b = p.block;
                 takeFromLists(b);
                 FreshExtent f = fresh.get(b.addr);
+                if (f == null && logged) {
+                    f = new FreshExtent(b.stamp, 0, b.listId < 0 ? BlockHeader.NO_LIST : b.listId, b.next);
+                }
                 if (f == null) {
                     ByteBuffer buf = ByteBuffer.allocate(8 + len);
                     BlockHeader.putStatus(buf, 0, true, len);
@@ -365,14 +505,14 @@ public final class Heap implements AutoCloseable {
                 long s = ++stamp;
                 int listId = listIdForSplitPart(b, p.size);
                 long next = method == StorageMethod.TS ? 0 : b.next;
-                fresh.put(p.addr, new FreshExtent(s, rem, listId, next));
+                putFresh(p.addr, new FreshExtent(s, rem, listId, next));
                 ByteBuffer buf = ByteBuffer.allocate((int) p.size + BlockHeader.SIZE);
                 BlockHeader.put(buf, 0, code, p.size, s, rem, listId, true, len, next, grain);
                 buf.position(BlockHeader.SIZE);
                 buf.put(payload.duplicate());
                 FreeBlock r = newFreeExtent(b.addr + p.size, rem, s);
                 putHeaderOf(buf, (int) p.size, r, false, 0);
-                fresh.put(r.addr, new FreshExtent(s, 0, r.listId, r.next));
+                putFresh(r.addr, new FreshExtent(s, 0, r.listId, r.next));
                 buf.clear();
                 dev.write(p.addr, buf);
                 lists.add(r);
@@ -382,7 +522,7 @@ public final class Heap implements AutoCloseable {
                 long s = ++stamp;
                 ByteBuffer buf = ByteBuffer.allocate((int) p.size);
                 FreeBlock nb = newFreeExtent(tail, p.size, s);
-                fresh.put(p.addr, new FreshExtent(s, 0, nb.listId, nb.next));
+                putFresh(p.addr, new FreshExtent(s, 0, nb.listId, nb.next));
                 putHeaderOf(buf, 0, nb, true, len);
                 buf.position(BlockHeader.SIZE);
                 buf.put(payload.duplicate());
@@ -405,9 +545,11 @@ public final class Heap implements AutoCloseable {
         switch (method) {
             case PL: {
                 int c = lists.listOf(size);
-                FreeBlock b = new FreeBlock(addr, size, s, c, plHeads[c]);
+                long old = plHeads[c];
+                FreeBlock b = new FreeBlock(addr, size, s, c, old);
                 plHeads[c] = addr;
                 headsDirty = true;
+                recordUndo(() -> plHeads[c] = old);
                 return b;
             }
             case PFL:
@@ -442,6 +584,11 @@ public final class Heap implements AutoCloseable {
         if (method != StorageMethod.PL || b.listId >= 0) {
             return;
         }
+        if (logged) {
+            // The header on disk may be stale after the log's recovery; log mode keeps no disk lists.
+            b.listIdKnown(lists.listOf(b.size), 0);
+            return;
+        }
         ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
         dev.read(b.addr, hb);
         BlockHeader h = BlockHeader.decode(hb, 0, code, grain);
@@ -454,6 +601,10 @@ public final class Heap implements AutoCloseable {
 
     void takeFromLists(FreeBlock b) {
         lists.remove(b);
+        recordUndo(() -> lists.add(b));
+        if (taken != null) {
+            taken.add(b);
+        }
         if (method == StorageMethod.PFL) {
             chainUnlink(b);
         }
@@ -475,6 +626,7 @@ public final class Heap implements AutoCloseable {
 
     void chainPush(FreeBlock b) {
         FreeBlock head = chainHeads[b.listId];
+        long oldNext = b.next;
         b.chainPrev = null;
         b.chainNext = head;
         if (head != null) {
@@ -483,12 +635,34 @@ public final class Heap implements AutoCloseable {
         chainHeads[b.listId] = b;
         b.next = head == null ? 0 : head.addr;
         headsDirty = true;
+        recordUndo(() -> {
+            chainHeads[b.listId] = head;
+            if (head != null) {
+                head.chainPrev = null;
+            }
+            b.chainNext = null;
+            b.next = oldNext;
+        });
     }
 
     /** Unlinks {@code b} from its PFL chain; from the middle this rewrites the predecessor's next pointer. */
     void chainUnlink(FreeBlock b) {
         FreeBlock prev = b.chainPrev;
         FreeBlock next = b.chainNext;
+        long prevNext = prev == null ? 0 : prev.next;
+        recordUndo(() -> {
+            b.chainPrev = prev;
+            b.chainNext = next;
+            if (next != null) {
+                next.chainPrev = b;
+            }
+            if (prev == null) {
+                chainHeads[b.listId] = b;
+            } else {
+                prev.chainNext = b;
+                prev.next = prevNext; // in memory; a pointer already written on disk stays: PFL's recovery drops allocated blocks
+            }
+        });
         if (next != null) {
             next.chainPrev = prev;
         }
@@ -515,35 +689,116 @@ public final class Heap implements AutoCloseable {
      * head of its free list, in the same write.
      */
     public void free(long handle) {
+        free(handle, true);
+    }
+
+    /**
+     * Log mode: gives a block back in memory only, writing nothing. For blocks allocated by an
+     * operation that then failed before anything named them durably (the log never recorded the
+     * allocation): on disk the block may still say allocated, which log mode never relies on.
+     */
+    public void release(long handle) {
+        if (!logged) {
+            throw new IllegalStateException("release is for log mode, where the log recovers the allocator");
+        }
+        free(handle, false);
+    }
+
+    private void free(long handle, boolean write) {
         long addr = address(handle);
         long size = blockSize(handle);
         lock.lock();
         try {
-            ensureOpen();
+            ensureWritable();
             checkHandle(handle);
             FreeBlock b;
             if (method == StorageMethod.PFL) {
                 b = new FreeBlock(addr, size, stamp, lists.listOf(size), 0);
                 chainPush(b);
-                ByteBuffer buf = ByteBuffer.allocate(9);
-                buf.putLong(0, b.next).put(8, BlockHeader.FREE);
-                dev.write(addr + BlockHeader.NEXT_OFFSET, buf);
+                if (write) {
+                    ByteBuffer buf = ByteBuffer.allocate(9);
+                    buf.putLong(0, b.next).put(8, BlockHeader.FREE);
+                    dev.write(addr + BlockHeader.NEXT_OFFSET, buf);
+                }
             } else {
                 // The extent header may not be durable yet; the stamp keeps it from being split before a sync.
                 b = new FreeBlock(addr, size, stamp, method == StorageMethod.PL ? -1 : BlockHeader.NO_LIST, 0);
-                ByteBuffer buf = ByteBuffer.allocate(1).put(0, BlockHeader.FREE);
-                dev.write(addr + BlockHeader.STATUS_OFFSET, buf);
+                if (write) {
+                    ByteBuffer buf = ByteBuffer.allocate(1).put(0, BlockHeader.FREE);
+                    dev.write(addr + BlockHeader.STATUS_OFFSET, buf);
+                }
+            }
+            if (!write) {
+                fresh.put(addr, new FreshExtent(stamp, 0, b.listId < 0 ? BlockHeader.NO_LIST : b.listId, b.next));
             }
             lists.add(b);
             double ratio = allocatedBytes == 0 ? 1.0 : (double) requestedBytes / allocatedBytes;
             allocatedBytes -= size;
             requestedBytes = Math.max(0, requestedBytes - Math.round(size * ratio));
             allocatedCount--;
+            if (journal != null && write) {
+                journal.freed(handle);
+            }
         } catch (org.htod.core.HtodException e) {
             throw failed(e);
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Switches the heap to log mode ({@code journal} non-null) or back to direct mode: see
+     * {@link #logged}. The caller holds whatever keeps other mutations out.
+     */
+    public void useJournal(Journal j) {
+        lock.lock();
+        try {
+            this.journal = j;
+            this.logged = j != null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public boolean logged() {
+        return logged;
+    }
+
+    /**
+     * The heap's in-memory state as the snapshot format holds it (see {@code Snapshot}), with the
+     * block {@code alsoFree} (a handle, 0 for none) counted free: log mode's checkpoint names its
+     * predecessor's block free, to be given back once the new checkpoint is the one in force.
+     */
+    public ByteBuffer snapshot(long alsoFree) {
+        lock.lock();
+        try {
+            ensureOpen();
+            return Snapshot.encode(this, alsoFree);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Opens a heap from a snapshot held in {@code bytes} (log mode's checkpoint), writing nothing;
+     * {@link HeapReplay} then brings it forward to the log's end.
+     */
+    public static Heap fromSnapshot(BlockDevice dev, HeapOptions opt, ByteBuffer bytes, String where) {
+        Heap h = new Heap(dev, opt);
+        Checkpoint cp = Checkpoint.read(dev, opt.heapOffset());
+        if (cp != null) {
+            h.checkpointSeq = cp.sequence + 1;
+        }
+        Snapshot.decode(h, bytes, where);
+        h.stamp += HeapRecovery.STAMP_GAP;
+        h.writtenCheckpointStamp = h.stamp;
+        h.durableCheckpointStamp = h.stamp;
+        h.markDurable();
+        h.logged = true;
+        h.recoveryWritesPending = true;
+        h.report = new HeapRecoveryReport("checkpoint", java.time.Duration.ZERO, 0, bytes.remaining(),
+                h.lists.freeCount(), 0, 0, 0, null);
+        return h;
     }
 
     /**
@@ -591,7 +846,7 @@ public final class Heap implements AutoCloseable {
 
     /** Rewrites a block's payload in place if it fits: one write. Returns false, writing nothing, if not. */
     public boolean rewrite(long handle, ByteBuffer payload) {
-        ensureOpen();
+        ensureWritable();
         int len = payload.remaining();
         if (BlockHeader.SIZE + (long) len > blockSize(handle)) {
             return false;
@@ -607,7 +862,7 @@ public final class Heap implements AutoCloseable {
 
     /** Writes {@code src} into a block's payload at {@code offset}, within its current length. */
     public void writeAt(long handle, long offset, ByteBuffer src) {
-        ensureOpen();
+        ensureWritable();
         if (offset < 0 || BlockHeader.SIZE + offset + src.remaining() > blockSize(handle)) {
             throw new IllegalArgumentException("write of " + src.remaining() + " bytes at payload offset " + offset
                     + " overruns the block of " + blockSize(handle) + " bytes at " + address(handle));
@@ -644,7 +899,7 @@ public final class Heap implements AutoCloseable {
     public void sync() {
         lock.lock();
         try {
-            ensureOpen();
+            ensureWritable();
             long checkpointed = writtenCheckpointStamp;
             dev.sync();
             markDurable();
@@ -717,7 +972,7 @@ public final class Heap implements AutoCloseable {
     public void coalesce() {
         lock.lock();
         try {
-            ensureOpen();
+            ensureWritable();
             Coalescer.coalesce(this);
             freeAfterCoalesce = lists.freeBytes();
         } catch (org.htod.core.HtodException e) {
@@ -743,12 +998,12 @@ public final class Heap implements AutoCloseable {
      * Reads every header and checks the heap's invariants (see {@code HeapVerifier}); throws
      * {@link CorruptStoreException} naming the first violation.
      */
-    public VerifyReport verify() {
+    public HeapVerifyReport verify() {
         ensureOpen();
         return HeapVerifier.verify(this);
     }
 
-    public RecoveryReport recoveryReport() {
+    public HeapRecoveryReport recoveryReport() {
         return report;
     }
 
@@ -761,6 +1016,10 @@ public final class Heap implements AutoCloseable {
             limit = tail;
         } finally {
             lock.unlock();
+        }
+        if (logged) {
+            HeapVerifier.forEachAllocatedLogged(this, limit, visitor);
+            return;
         }
         HeaderScanner scanner = new HeaderScanner(this);
         scanner.scan(start, limit, (addr, h) -> {
@@ -787,7 +1046,7 @@ public final class Heap implements AutoCloseable {
     public SnapshotRef shutdown() {
         lock.lock();
         try {
-            if (closed) {
+            if (closed || recoveryWritesPending) {
                 return null;
             }
             SnapshotRef ref = Snapshot.write(this);
@@ -810,6 +1069,14 @@ public final class Heap implements AutoCloseable {
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** {@link #ensureOpen()}, and no write recovery still owes: a change now would go before them. */
+    void ensureWritable() {
+        ensureOpen();
+        if (recoveryWritesPending) {
+            throw new IllegalStateException("the heap of " + dev.name() + " is open for reading only until finishOpen()");
         }
     }
 

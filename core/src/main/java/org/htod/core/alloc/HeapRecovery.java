@@ -48,7 +48,7 @@ final class HeapRecovery {
         if (snapshot != null) {
             try {
                 Snapshot.read(h, snapshot);
-                h.report = new RecoveryReport("snapshot", Duration.ofNanos(System.nanoTime() - t0), 0, snapshot.length(),
+                h.report = new HeapRecoveryReport("snapshot", Duration.ofNanos(System.nanoTime() - t0), 0, snapshot.length(),
                         h.lists.freeCount(), 0, 0, 0, null);
                 return;
             } catch (CorruptStoreException e) {
@@ -71,13 +71,12 @@ final class HeapRecovery {
         h.stamp = Math.max(h.stamp, cp.stamp) + STAMP_GAP;
         h.markDurable();
         h.highWater = Math.max(h.highWater, h.tail);
-        if (h.method != StorageMethod.TS) {
-            Coalescer.relink(h, r.path.equals("scan"));
-        }
-        h.writeCheckpoint();
-        h.dev.sync();
-        h.durableCheckpointStamp = h.writtenCheckpointStamp;
-        h.report = new RecoveryReport(r.path, Duration.ofNanos(System.nanoTime() - t0), r.headersRead, r.bytesRead,
+        // The writes recovery owes (rebuilt headers, relinked lists, a checkpoint) wait for
+        // Heap.finishOpen: the layers above check their structures first, and an open that fails
+        // leaves the device as it found it.
+        h.relinkAllOnFinish = r.path.equals("scan");
+        h.recoveryWritesPending = true;
+        h.report = new HeapRecoveryReport(r.path, Duration.ofNanos(System.nanoTime() - t0), r.headersRead, r.bytesRead,
                 h.lists.freeCount(), r.skipped, r.repaired, r.tailBlocks, fallback);
     }
 

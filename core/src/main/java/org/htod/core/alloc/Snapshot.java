@@ -41,14 +41,39 @@ final class Snapshot {
     private Snapshot() {}
 
     static Heap.SnapshotRef write(Heap h) {
-        List<FreeBlock> blocks = ordered(h);
-        long len = FIXED + 8L * h.plHeads.length + (long) PER_BLOCK * blocks.size() + 4;
-        if (len > Integer.MAX_VALUE - 64 || h.tail > h.end - len) {
+        ByteBuffer b = encode(h);
+        long len = b.remaining();
+        if (h.tail > h.end - len) {
             return null;
         }
+        h.dev.write(h.tail, b);
+        return new Heap.SnapshotRef(h.tail, len);
+    }
+
+    /** The heap's state in the snapshot format, positioned at 0. */
+    static ByteBuffer encode(Heap h) {
+        return encode(h, 0);
+    }
+
+    /** The heap's state in the snapshot format, with the block {@code alsoFree} (a handle; 0 for none) counted free. */
+    static ByteBuffer encode(Heap h, long alsoFree) {
+        List<FreeBlock> blocks = ordered(h);
+        long allocatedBytes = h.allocatedBytes;
+        long allocatedCount = h.allocatedCount;
+        if (alsoFree != 0) {
+            long size = h.blockSize(alsoFree);
+            blocks = new ArrayList<>(blocks);
+            blocks.add(new FreeBlock(h.address(alsoFree), size, h.stamp, BlockHeader.NO_LIST, 0));
+            allocatedBytes -= size;
+            allocatedCount--;
+        }
+        long len = FIXED + 8L * h.plHeads.length + (long) PER_BLOCK * blocks.size() + 4;
+        if (len > Integer.MAX_VALUE - 64) {
+            throw new IllegalStateException("a snapshot of " + blocks.size() + " free blocks exceeds 2 GiB");
+        }
         ByteBuffer b = ByteBuffer.allocate((int) len);
-        b.putLong(MAGIC).putLong(len).putLong(h.tail).putLong(h.stamp).putLong(h.highWater).putLong(h.allocatedBytes)
-                .putLong(h.requestedBytes).putLong(h.allocatedCount).putLong(h.coalesces).putInt(h.plHeads.length)
+        b.putLong(MAGIC).putLong(len).putLong(h.tail).putLong(h.stamp).putLong(h.highWater).putLong(allocatedBytes)
+                .putLong(h.requestedBytes).putLong(allocatedCount).putLong(h.coalesces).putInt(h.plHeads.length)
                 .putLong(blocks.size());
         for (long head : h.plHeads) {
             b.putLong(head);
@@ -59,9 +84,7 @@ final class Snapshot {
         CRC32C crc = new CRC32C();
         crc.update(b.array(), 0, b.position());
         b.putInt((int) crc.getValue());
-        b.flip();
-        h.dev.write(h.tail, b);
-        return new Heap.SnapshotRef(h.tail, len);
+        return b.flip();
     }
 
     private static List<FreeBlock> ordered(Heap h) {
@@ -85,14 +108,23 @@ final class Snapshot {
         }
         ByteBuffer b = ByteBuffer.allocate((int) ref.length());
         h.dev.read(ref.offset(), b);
-        b.flip();
+        decode(h, b.flip(), where);
+    }
+
+    /** Restores the heap's state from a snapshot held in {@code b}; {@code where} names it in errors. */
+    static void decode(Heap h, ByteBuffer b, String where) {
+        long length = b.remaining();
+        if (length < FIXED + 4) {
+            throw new CorruptStoreException(where + ": " + length + " bytes, too short for a snapshot", -1);
+        }
+        b = b.slice();
         CRC32C crc = new CRC32C();
-        crc.update(b.array(), 0, b.limit() - 4);
+        crc.update(b.duplicate().limit(b.limit() - 4));
         int found = b.getInt(b.limit() - 4);
-        if (b.getLong(0) != MAGIC || b.getLong(8) != ref.length() || found != (int) crc.getValue()) {
-            throw new CorruptStoreException(where + ": expected magic HTODSNAP, length " + ref.length() + " and CRC32C "
+        if (b.getLong(0) != MAGIC || b.getLong(8) != length || found != (int) crc.getValue()) {
+            throw new CorruptStoreException(where + ": expected magic HTODSNAP, length " + length + " and CRC32C "
                     + Integer.toHexString((int) crc.getValue()) + ", found magic " + Long.toHexString(b.getLong(0))
-                    + ", length " + b.getLong(8) + ", CRC32C " + Integer.toHexString(found), ref.offset());
+                    + ", length " + b.getLong(8) + ", CRC32C " + Integer.toHexString(found), -1);
         }
         b.position(16);
         h.tail = b.getLong();
@@ -105,9 +137,13 @@ final class Snapshot {
         h.coalesces = b.getLong();
         int lists = b.getInt();
         long count = b.getLong();
-        if (lists != h.plHeads.length || count < 0 || FIXED + 8L * lists + PER_BLOCK * count + 4 != ref.length()) {
+        if (h.tail < h.start || h.tail > h.end) {
+            throw new CorruptStoreException(where + ": tail " + h.tail + " outside the heap [" + h.start + ", " + h.end
+                    + "]", -1);
+        }
+        if (lists != h.plHeads.length || count < 0 || FIXED + 8L * lists + PER_BLOCK * count + 4 != length) {
             throw new CorruptStoreException(where + ": expected " + h.plHeads.length + " list heads and a length matching "
-                    + count + " blocks, found " + lists + " heads in " + ref.length() + " bytes", ref.offset());
+                    + count + " blocks, found " + lists + " heads in " + length + " bytes", -1);
         }
         for (int i = 0; i < lists; i++) {
             h.plHeads[i] = b.getLong();
@@ -118,7 +154,7 @@ final class Snapshot {
             long size = (long) b.getInt() * h.grain;
             if (addr < h.start || size <= 0 || addr > h.tail - size) {
                 throw new CorruptStoreException(where + ": free block " + i + " at " + addr + " of " + size
-                        + " bytes lies outside the blocks [" + h.start + ", " + h.tail + ")", ref.offset());
+                        + " bytes lies outside the blocks [" + h.start + ", " + h.tail + ")", -1);
             }
             FreeBlock f = new FreeBlock(addr, size, h.stamp, BlockHeader.NO_LIST, 0);
             if (h.method == StorageMethod.PL) {

@@ -19,11 +19,13 @@ import org.htod.core.device.BlockDevice;
  * [slot A: 4096 bytes at 0][slot B: 4096 bytes at 4096][log: logSize bytes at 8192][heap: heapCapacity bytes]
  * </pre>
  *
- * <p>The superblock is written alternately to the two slots: a write with an odd sequence goes
- * to slot A, an even one to slot B, so the copy holding the current superblock is never the one
- * being overwritten. {@link #open} reads both and takes the valid copy with the higher sequence;
- * a crash at any moment of an {@link #update} therefore leaves either the superblock before it
- * or the one it was writing, never an error and never anything older.
+ * <p>Every update writes the new superblock to both slots, one after the other with a sync
+ * between, so that each slot is either the superblock before the update or the one after it, and
+ * at most one slot (the one being written when a crash came) can be torn. {@link #open} reads both
+ * and takes the valid copy with the higher sequence. A crash at any moment of an {@link #update}
+ * therefore leaves either the superblock before it or the one it was writing, never anything
+ * older; and damage to one copy of a store at rest loses nothing, since the other holds the same
+ * superblock.
  *
  * <p>This class owns only the superblock. The log and heap regions belong to their layers, which
  * write them through {@link #device()}. Thread-safe: updates are serialized.
@@ -46,7 +48,7 @@ public final class Container implements AutoCloseable {
 
     /**
      * Creates a container on an empty device, or on one that does not hold an htod store: writes
-     * the superblock with sequence 1 to slot A and sequence 2 to slot B, in one write, then syncs.
+     * the superblock with sequence 1 to both slots, in one write, then syncs.
      * Only the two slots are written; the log and heap regions are left to their layers.
      *
      * @throws HtodException if either slot of the device already starts with the htod magic
@@ -76,13 +78,12 @@ public final class Container implements AutoCloseable {
         long heapCapacity = heapCapacityFor(dev, cfg, heapOffset);
         Superblock first = new Superblock(1, storeId, createdMillis, sectorSize, Superblock.LOG_OFFSET,
                 cfg.logSize(), heapOffset, heapCapacity, cfg.storageMethod(), false, cfg.grain(),
-                cfg.maxQuickList(), cfg.acceptableWaste(), cfg.obaThreshold(), 0, 0, 0, 0);
-        Superblock second = first.withSequence(2);
+                cfg.maxQuickList(), cfg.acceptableWaste(), cfg.obaThreshold(), 0, 0, 0, 0, Superblock.LogState.NONE);
         ByteBuffer both = ByteBuffer.allocate(2 * Superblock.SLOT_SIZE);
-        both.put(first.encode()).put(second.encode()).flip();
+        both.put(first.encode()).put(first.encode()).flip();
         dev.write(Superblock.SLOT_A_OFFSET, both);
         dev.sync();
-        return new Container(dev, second);
+        return new Container(dev, first);
     }
 
     private static void refuseExistingStore(BlockDevice dev) {
@@ -202,11 +203,6 @@ public final class Container implements AutoCloseable {
         }
     }
 
-    /** Absolute offset of the slot that holds the superblock with this sequence: odd A, even B. */
-    static long slotOffset(long sequence) {
-        return (sequence & 1) == 1 ? Superblock.SLOT_A_OFFSET : Superblock.SLOT_B_OFFSET;
-    }
-
     /** The current superblock: the last one written by {@link #update}, or the one opened. */
     public Superblock superblock() {
         ensureOpen();
@@ -216,9 +212,9 @@ public final class Container implements AutoCloseable {
     /**
      * Replaces the superblock. {@code change} receives the current superblock and returns the next
      * one; its sequence is set to the current one plus 1. The device is synced, the next superblock
-     * written to the slot not holding the current one, and the device synced again; only then does
-     * it become current. The first sync makes every write issued before this call durable before a
-     * superblock can point at it.
+     * written to slot A and synced, then to slot B and synced; only then does it become current.
+     * The first sync makes every write issued before this call durable before a superblock can
+     * point at it; the one between the slots keeps one intact copy on disk at every moment.
      *
      * <p>If a write or sync fails, the slot written may hold either superblock once the device
      * comes back; the container then refuses further updates, and reopening tells which one won.
@@ -241,7 +237,9 @@ public final class Container implements AutoCloseable {
         ByteBuffer slot = next.encode();
         try {
             device.sync();
-            device.write(slotOffset(next.sequence()), slot);
+            device.write(Superblock.SLOT_A_OFFSET, slot.duplicate());
+            device.sync();
+            device.write(Superblock.SLOT_B_OFFSET, slot);
             device.sync();
         } catch (RuntimeException e) {
             failure = e;
@@ -331,15 +329,7 @@ public final class Container implements AutoCloseable {
             }
             bytes.clear();
             try {
-                Superblock sb = Superblock.decode(bytes, dev.name(), offset);
-                if (slotOffset(sb.sequence()) != offset) {
-                    String parity = offset == Superblock.SLOT_A_OFFSET ? "odd" : "even";
-                    return new Copy(offset, bytes, null, new CorruptStoreException(dev.name() + ": superblock at offset "
-                            + offset + " is damaged: field sequence at offset " + (offset + Superblock.SEQUENCE_OFFSET)
-                            + ": expected an " + parity + " sequence in this slot, found " + sb.sequence(),
-                            offset + Superblock.SEQUENCE_OFFSET));
-                }
-                return new Copy(offset, bytes, sb, null);
+                return new Copy(offset, bytes, Superblock.decode(bytes, dev.name(), offset), null);
             } catch (NotAStoreException | CorruptStoreException | IncompatibleFormatException e) {
                 return new Copy(offset, bytes, null, e);
             }

@@ -15,7 +15,7 @@ public final class ContainerConfig {
     public static final int DEFAULT_MAX_QUICK_LIST = 75;
     public static final int DEFAULT_ACCEPTABLE_WASTE = 2000;
     public static final int DEFAULT_OBA_THRESHOLD = 8192;
-    public static final long DEFAULT_LOG_SIZE = 16L << 20;
+    public static final long DEFAULT_LOG_SIZE = 64L << 20;
     /** Heap capacity of a store on a device without a fixed capacity (a file): 1 TiB, sparse. */
     public static final long DEFAULT_FILE_HEAP_CAPACITY = 1L << 40;
 

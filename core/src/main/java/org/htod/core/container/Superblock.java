@@ -11,15 +11,15 @@ import org.htod.core.NotAStoreException;
 
 /**
  * The record at the start of a container that says what the container is and where everything
- * in it lives. Two copies are kept, in slot A (offset 0) and slot B (offset 4096), written
- * alternately; see {@link Container} for the write and selection rules and {@code
- * docs/FORMAT.md} for the specification.
+ * in it lives. Two copies are kept, in slot A (offset 0) and slot B (offset 4096), both written by
+ * every update, one after the other; see {@link Container} for the write and selection rules and
+ * {@code docs/FORMAT.md} for the specification.
  *
  * <p>A value of this class is immutable and always valid: the constructor checks every invariant
  * the decoder checks, so an encoded superblock always decodes to an equal one. Derive a changed
  * copy with the {@code with...} methods; the sequence number is assigned by {@link Container}.
  *
- * @param sequence number of this write; odd sequences live in slot A, even ones in slot B
+ * @param sequence number of this update, from 1
  * @param storeId random at creation, never 0; tells this store's bytes from a previous store's
  * @param createdMillis creation time, milliseconds since the epoch
  * @param sectorSize sector size of the device at creation (512 to 4096, a power of two)
@@ -37,6 +37,7 @@ import org.htod.core.NotAStoreException;
  * @param snapshotLength bytes of the snapshot, 0 if none
  * @param rootCatalog absolute offset of the root catalog block, 0 if none
  * @param checkpointStamp opaque value kept for the allocator
+ * @param log where the log stands: see {@link LogState}
  */
 public record Superblock(
         long sequence,
@@ -56,14 +57,38 @@ public record Superblock(
         long snapshotOffset,
         long snapshotLength,
         long rootCatalog,
-        long checkpointStamp) {
+        long checkpointStamp,
+        LogState log) {
+
+    /**
+     * Where the log region stands, as of the last checkpoint.
+     *
+     * @param epoch number of the opening that wrote the records from {@code checkpoint} on; each
+     *     opening in log mode takes the next, and a record of an older epoch met past newer ones is
+     *     left over from before a crash, never replayed
+     * @param start position in the log stream from which records are replayed: the oldest record
+     *     whose change may not yet be installed in the heap
+     * @param checkpoint position in the log stream of the checkpoint: the changes that records before
+     *     it made to the heap's structure are in the heap and in its snapshot
+     * @param active whether the store was last opened in log mode, so that recovery follows the log
+     */
+    public record LogState(long epoch, long start, long checkpoint, boolean active) {
+        public static final LogState NONE = new LogState(0, 0, 0, false);
+
+        public LogState {
+            if (epoch < 0 || start < 0 || checkpoint < start) {
+                throw new IllegalArgumentException("log state must have 0 <= start <= checkpoint and a non-negative"
+                        + " epoch, found epoch " + epoch + ", start " + start + ", checkpoint " + checkpoint);
+            }
+        }
+    }
 
     /** The only format version this library reads and writes. */
-    public static final int FORMAT_VERSION = 1;
+    public static final int FORMAT_VERSION = 2;
     /** Bytes of one superblock slot; two slots start the container. */
     public static final int SLOT_SIZE = 4096;
-    /** Bytes of the record in format version 1, CRC included; the rest of the slot is zero. */
-    public static final int RECORD_LENGTH = 160;
+    /** Bytes of the record in format version 2, CRC included; the rest of the slot is zero. */
+    public static final int RECORD_LENGTH = 192;
     /** Absolute offset of slot A. */
     public static final long SLOT_A_OFFSET = 0;
     /** Absolute offset of slot B. */
@@ -74,6 +99,7 @@ public record Superblock(
     static final String MAGIC = "HTODSTOR";
     private static final byte[] MAGIC_BYTES = MAGIC.getBytes(StandardCharsets.US_ASCII);
     static final int FLAG_CLEAN = 1;
+    static final int FLAG_LOG_ACTIVE = 2;
 
     // Layout of the record, big-endian, offsets within the slot. Every format version keeps
     // magic, formatVersion and recordLength where they are and the CRC32C in the last four bytes
@@ -97,12 +123,14 @@ public record Superblock(
     //  112   +---------------+---------------+-------------------------------+
     //        | snapshotLength                | rootCatalog                   |
     //  128   +-------------------------------+-------------------------------+
-    //        | checkpointStamp               |  0 (bytes 136..143)           |
-    //  144   +-------------------------------+---------------+---------------+
-    //        |  0 (bytes 144..155)                           | crc32c        |
-    //  160   +-----------------------------------------------+---------------+
-    //        met = storageMethod code, flg = flags (bit 0: clean shutdown);
-    //        crc32c covers bytes 0..155; bytes 160..4095 of the slot are zero.
+    //        | checkpointStamp               | logEpoch                      |
+    //  144   +-------------------------------+-------------------------------+
+    //        | logStart                      | logCheckpoint                 |
+    //  160   +-------------------------------+-------------------------------+
+    //        |  0 (bytes 160..187)                           | crc32c        |
+    //  192   +-----------------------------------------------+---------------+
+    //        met = storageMethod code, flg = flags (bit 0: clean shutdown, bit 1: log active);
+    //        crc32c covers bytes 0..187; bytes 192..4095 of the slot are zero.
     static final int MAGIC_OFFSET = 0;
     static final int FORMAT_VERSION_OFFSET = 8;
     static final int RECORD_LENGTH_OFFSET = 12;
@@ -129,9 +157,12 @@ public record Superblock(
     static final int SNAPSHOT_LENGTH_OFFSET = 112;
     static final int ROOT_CATALOG_OFFSET = 120;
     static final int CHECKPOINT_STAMP_OFFSET = 128;
-    static final int RESERVED_136_OFFSET = 136;
-    static final int RESERVED_136_SIZE = 20;
-    static final int CRC_OFFSET = 156;
+    static final int LOG_EPOCH_OFFSET = 136;
+    static final int LOG_START_OFFSET = 144;
+    static final int LOG_CHECKPOINT_OFFSET = 152;
+    static final int RESERVED_160_OFFSET = 160;
+    static final int RESERVED_160_SIZE = 28;
+    static final int CRC_OFFSET = 188;
     /** Smallest record any version may have: magic, version, length and CRC. */
     static final int MIN_RECORD_LENGTH = 20;
 
@@ -173,6 +204,7 @@ public record Superblock(
             throw new IllegalArgumentException("rootCatalog must be 0 or between offsets " + heapOffset + " and "
                     + (heapEnd - 1) + ", found " + rootCatalog);
         }
+        Objects.requireNonNull(log, "log");
     }
 
     /** Absolute offset just past the heap region: {@code heapOffset + heapCapacity}. */
@@ -183,40 +215,47 @@ public record Superblock(
     public Superblock withClean(boolean isClean) {
         return new Superblock(sequence, storeId, createdMillis, sectorSize, logOffset, logSize, heapOffset,
                 heapCapacity, storageMethod, isClean, grain, maxQuickList, acceptableWaste, obaThreshold,
-                snapshotOffset, snapshotLength, rootCatalog, checkpointStamp);
+                snapshotOffset, snapshotLength, rootCatalog, checkpointStamp, log);
     }
 
     /** A copy pointing at a snapshot; {@code (0, 0)} for none. */
     public Superblock withSnapshot(long offset, long length) {
         return new Superblock(sequence, storeId, createdMillis, sectorSize, logOffset, logSize, heapOffset,
                 heapCapacity, storageMethod, clean, grain, maxQuickList, acceptableWaste, obaThreshold,
-                offset, length, rootCatalog, checkpointStamp);
+                offset, length, rootCatalog, checkpointStamp, log);
     }
 
     /** A copy pointing at a root catalog block; 0 for none. */
     public Superblock withRootCatalog(long offset) {
         return new Superblock(sequence, storeId, createdMillis, sectorSize, logOffset, logSize, heapOffset,
                 heapCapacity, storageMethod, clean, grain, maxQuickList, acceptableWaste, obaThreshold,
-                snapshotOffset, snapshotLength, offset, checkpointStamp);
+                snapshotOffset, snapshotLength, offset, checkpointStamp, log);
     }
 
     public Superblock withCheckpointStamp(long stamp) {
         return new Superblock(sequence, storeId, createdMillis, sectorSize, logOffset, logSize, heapOffset,
                 heapCapacity, storageMethod, clean, grain, maxQuickList, acceptableWaste, obaThreshold,
-                snapshotOffset, snapshotLength, rootCatalog, stamp);
+                snapshotOffset, snapshotLength, rootCatalog, stamp, log);
     }
 
     /** A copy with the allocator's tuning parameters changed: maxQL, w and T. */
     public Superblock withAllocatorTuning(int newMaxQuickList, int newAcceptableWaste, int newObaThreshold) {
         return new Superblock(sequence, storeId, createdMillis, sectorSize, logOffset, logSize, heapOffset,
                 heapCapacity, storageMethod, clean, grain, newMaxQuickList, newAcceptableWaste, newObaThreshold,
-                snapshotOffset, snapshotLength, rootCatalog, checkpointStamp);
+                snapshotOffset, snapshotLength, rootCatalog, checkpointStamp, log);
+    }
+
+    /** A copy with the log's state changed. */
+    public Superblock withLog(LogState state) {
+        return new Superblock(sequence, storeId, createdMillis, sectorSize, logOffset, logSize, heapOffset,
+                heapCapacity, storageMethod, clean, grain, maxQuickList, acceptableWaste, obaThreshold,
+                snapshotOffset, snapshotLength, rootCatalog, checkpointStamp, state);
     }
 
     Superblock withSequence(long seq) {
         return new Superblock(seq, storeId, createdMillis, sectorSize, logOffset, logSize, heapOffset,
                 heapCapacity, storageMethod, clean, grain, maxQuickList, acceptableWaste, obaThreshold,
-                snapshotOffset, snapshotLength, rootCatalog, checkpointStamp);
+                snapshotOffset, snapshotLength, rootCatalog, checkpointStamp, log);
     }
 
     /** This superblock as a full {@value #SLOT_SIZE}-byte slot, CRC included, positioned at 0. */
@@ -235,7 +274,7 @@ public record Superblock(
         b.putLong(HEAP_OFFSET_OFFSET, heapOffset);
         b.putLong(HEAP_CAPACITY_OFFSET, heapCapacity);
         b.put(STORAGE_METHOD_OFFSET, (byte) storageMethod.code());
-        b.put(FLAGS_OFFSET, (byte) (clean ? FLAG_CLEAN : 0));
+        b.put(FLAGS_OFFSET, (byte) ((clean ? FLAG_CLEAN : 0) | (log.active() ? FLAG_LOG_ACTIVE : 0)));
         b.putInt(GRAIN_OFFSET, grain);
         b.putInt(MAX_QUICK_LIST_OFFSET, maxQuickList);
         b.putInt(ACCEPTABLE_WASTE_OFFSET, acceptableWaste);
@@ -244,6 +283,9 @@ public record Superblock(
         b.putLong(SNAPSHOT_LENGTH_OFFSET, snapshotLength);
         b.putLong(ROOT_CATALOG_OFFSET, rootCatalog);
         b.putLong(CHECKPOINT_STAMP_OFFSET, checkpointStamp);
+        b.putLong(LOG_EPOCH_OFFSET, log.epoch());
+        b.putLong(LOG_START_OFFSET, log.start());
+        b.putLong(LOG_CHECKPOINT_OFFSET, log.checkpoint());
         b.putInt(CRC_OFFSET, crc(b, RECORD_LENGTH - 4));
         return b;
     }
@@ -313,13 +355,13 @@ public record Superblock(
                     StorageMethod.describeCodes(), Integer.toString(methodCode));
         }
         int flags = Byte.toUnsignedInt(b.get(FLAGS_OFFSET));
-        if ((flags & ~FLAG_CLEAN) != 0) {
-            throw badField(where, slotOffset, "flags", FLAGS_OFFSET, "only bit 0 (clean) set",
+        if ((flags & ~(FLAG_CLEAN | FLAG_LOG_ACTIVE)) != 0) {
+            throw badField(where, slotOffset, "flags", FLAGS_OFFSET, "only bits 0 (clean) and 1 (log active) set",
                     "0x" + Integer.toHexString(flags));
         }
         checkZero(b, where, slotOffset, RESERVED_82_OFFSET, RESERVED_82_SIZE);
         checkZero(b, where, slotOffset, RESERVED_100_OFFSET, RESERVED_100_SIZE);
-        checkZero(b, where, slotOffset, RESERVED_136_OFFSET, RESERVED_136_SIZE);
+        checkZero(b, where, slotOffset, RESERVED_160_OFFSET, RESERVED_160_SIZE);
         try {
             return new Superblock(
                     b.getLong(SEQUENCE_OFFSET),
@@ -339,7 +381,9 @@ public record Superblock(
                     b.getLong(SNAPSHOT_OFFSET_OFFSET),
                     b.getLong(SNAPSHOT_LENGTH_OFFSET),
                     b.getLong(ROOT_CATALOG_OFFSET),
-                    b.getLong(CHECKPOINT_STAMP_OFFSET));
+                    b.getLong(CHECKPOINT_STAMP_OFFSET),
+                    new LogState(b.getLong(LOG_EPOCH_OFFSET), b.getLong(LOG_START_OFFSET),
+                            b.getLong(LOG_CHECKPOINT_OFFSET), (flags & FLAG_LOG_ACTIVE) != 0));
         } catch (IllegalArgumentException e) {
             // The record passed its CRC, so a field out of range was written that way: say which.
             throw new CorruptStoreException(where + e.getMessage(), slotOffset);

@@ -2,6 +2,7 @@ package org.htod.core.device;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.htod.core.HtodIOException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.StoreFullException;
@@ -16,10 +17,11 @@ public final class MemoryDevice implements BlockDevice {
     private static final int CHUNK_SIZE = 1 << CHUNK_SHIFT;
 
     private final ConcurrentHashMap<Long, byte[]> chunks;
+    /** Shared by every device over these bytes, as a file's size is by every handle on it. */
+    private final AtomicLong size;
     private final long capacity;
     private final int sectorSize;
     private final String name;
-    private volatile long size;
     private volatile boolean closed;
 
     public MemoryDevice() {
@@ -27,10 +29,10 @@ public final class MemoryDevice implements BlockDevice {
     }
 
     public MemoryDevice(long capacity, int sectorSize) {
-        this(new ConcurrentHashMap<>(), 0, capacity, sectorSize);
+        this(new ConcurrentHashMap<>(), new AtomicLong(), capacity, sectorSize);
     }
 
-    private MemoryDevice(ConcurrentHashMap<Long, byte[]> chunks, long size, long capacity, int sectorSize) {
+    private MemoryDevice(ConcurrentHashMap<Long, byte[]> chunks, AtomicLong size, long capacity, int sectorSize) {
         if (sectorSize <= 0 || Integer.bitCount(sectorSize) != 1) {
             throw new IllegalArgumentException("sector size must be a power of two, got " + sectorSize);
         }
@@ -42,8 +44,9 @@ public final class MemoryDevice implements BlockDevice {
     }
 
     /**
-     * A new, open device over the same bytes, as reopening a file gives after closing it. Meant for
-     * a closed device: using both at once is not synchronised beyond what one device does.
+     * A new, open device over the same bytes, as reopening a file gives after closing it: it sees
+     * what any device over them wrote, whichever of them it is reopened from. Meant for a closed
+     * device: using both at once is not synchronised beyond what one device does.
      */
     public MemoryDevice reopen() {
         return new MemoryDevice(chunks, size, capacity, sectorSize);
@@ -53,9 +56,10 @@ public final class MemoryDevice implements BlockDevice {
     public void read(long pos, ByteBuffer dst) {
         ensureOpen();
         int len = dst.remaining();
-        if (pos < 0 || pos > size - len) {
+        long end = size.get();
+        if (pos < 0 || pos > end - len) {
             throw new HtodIOException("read of " + len + " bytes at offset " + pos + " past the end of "
-                    + name + " (size " + size + ")", new java.io.EOFException());
+                    + name + " (size " + end + ")", new java.io.EOFException());
         }
         while (dst.hasRemaining()) {
             long chunk = pos >>> CHUNK_SHIFT;
@@ -93,11 +97,7 @@ public final class MemoryDevice implements BlockDevice {
             src.get(data, off, n);
             pos += n;
         }
-        synchronized (this) {
-            if (end > size) {
-                size = end;
-            }
-        }
+        size.accumulateAndGet(end, Math::max);
     }
 
     @Override
@@ -108,7 +108,7 @@ public final class MemoryDevice implements BlockDevice {
     @Override
     public long size() {
         ensureOpen();
-        return size;
+        return size.get();
     }
 
     @Override

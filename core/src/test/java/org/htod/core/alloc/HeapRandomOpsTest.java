@@ -115,7 +115,7 @@ class HeapRandomOpsTest {
 
     /** On-disk invariants, counters, and every live block intact. */
     static void verify(Heap h, Map<Long, long[]> live, boolean exactCounters) {
-        VerifyReport v = h.verify();
+        HeapVerifyReport v = h.verify();
         assertEquals(v.usedBytes(), v.allocatedBytes() + v.freeBytes() + v.leakedBytes(), "blocks tile the heap: " + v);
         assertEquals(live.size(), v.allocatedBlocks(), "allocated blocks on disk: " + v);
         long modelBytes = 0;

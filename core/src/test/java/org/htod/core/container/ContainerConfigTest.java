@@ -17,7 +17,7 @@ class ContainerConfigTest {
         assertEquals(75, c.maxQuickList());
         assertEquals(2000, c.acceptableWaste());
         assertEquals(8192, c.obaThreshold());
-        assertEquals(16L << 20, c.logSize());
+        assertEquals(64L << 20, c.logSize());
         assertFalse(c.heapCapacity().isPresent());
         assertEquals(c, ContainerConfig.builder().build());
     }

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Keeps the worked example in {@code docs/FORMAT.md} true: the hex dump between its markers must
- * be exactly the first 160 bytes of slot A of a store created with default settings on a 512-byte
+ * be exactly the first 192 bytes of slot A of a store created with default settings on a 512-byte
  * sector device without a fixed capacity, store id 0x0123456789abcdef, created at
  * 2025-01-01T00:00:00Z.
  */

@@ -22,7 +22,7 @@ class SuperblockTest {
     static Superblock sample() {
         return new Superblock(7, 0x1122334455667788L, 1_700_000_000_000L, 4096, 8192, 1 << 20, 8192 + (1 << 20),
                 1L << 30, StorageMethod.PL, true, 1024, 40, 3000, 16384, 8192 + (1 << 20) + 4096, 777,
-                8192 + (1 << 20) + 8192, 0x0badf00dL);
+                8192 + (1 << 20) + 8192, 0x0badf00dL, new Superblock.LogState(3, 1000, 5000, true));
     }
 
     /** A random valid superblock: every field drawn independently within its limits. */
@@ -45,7 +45,12 @@ class SuperblockTest {
                 Superblock.LOG_OFFSET, logSize, heapOffset, heapCapacity,
                 StorageMethod.values()[r.nextInt(3)], r.nextBoolean(), grain, 1 + r.nextInt(Limits.MAX_QUICK_LISTS),
                 r.nextInt(Integer.MAX_VALUE), r.nextInt(Integer.MAX_VALUE), snapOffset, snapLength, root,
-                r.nextLong());
+                r.nextLong(), randomLog(r));
+    }
+
+    private static Superblock.LogState randomLog(Random r) {
+        long start = r.nextLong() >>> 2;
+        return new Superblock.LogState(r.nextLong() >>> 1, start, start + (r.nextLong() >>> 2), r.nextBoolean());
     }
 
     @Test
@@ -57,8 +62,8 @@ class SuperblockTest {
         byte[] magic = new byte[8];
         b.get(0, magic);
         assertArrayEquals("HTODSTOR".getBytes(StandardCharsets.US_ASCII), magic);
-        assertEquals(1, b.getInt(8));
-        assertEquals(160, b.getInt(12));
+        assertEquals(2, b.getInt(8));
+        assertEquals(192, b.getInt(12));
         assertEquals(7, b.getLong(16));
         assertEquals(0x1122334455667788L, b.getLong(24));
         assertEquals(1_700_000_000_000L, b.getLong(32));
@@ -69,7 +74,7 @@ class SuperblockTest {
         assertEquals(8192 + (1 << 20), b.getLong(64));
         assertEquals(1L << 30, b.getLong(72));
         assertEquals(2, b.get(80));
-        assertEquals(1, b.get(81));
+        assertEquals(3, b.get(81), "clean and log active");
         assertEquals(0, b.getShort(82));
         assertEquals(1024, b.getInt(84));
         assertEquals(40, b.getInt(88));
@@ -80,13 +85,16 @@ class SuperblockTest {
         assertEquals(777, b.getLong(112));
         assertEquals(8192 + (1 << 20) + 8192, b.getLong(120));
         assertEquals(0x0badf00dL, b.getLong(128));
+        assertEquals(3, b.getLong(136));
+        assertEquals(1000, b.getLong(144));
+        assertEquals(5000, b.getLong(152));
         CRC32C crc = new CRC32C();
-        crc.update(b.array(), 0, 156);
-        assertEquals((int) crc.getValue(), b.getInt(156));
-        for (int i = 136; i < 156; i++) {
+        crc.update(b.array(), 0, 188);
+        assertEquals((int) crc.getValue(), b.getInt(188));
+        for (int i = 160; i < 188; i++) {
             assertEquals(0, b.get(i), "reserved byte " + i);
         }
-        for (int i = 160; i < Superblock.SLOT_SIZE; i++) {
+        for (int i = 192; i < Superblock.SLOT_SIZE; i++) {
             assertEquals(0, b.get(i), "slot byte " + i);
         }
     }
@@ -141,23 +149,23 @@ class SuperblockTest {
         long h = s.heapOffset();
         assertRejected("sequence", () -> s.withSequence(0));
         assertRejected("storeId", () -> new Superblock(1, 0, 0, 512, 8192, 0, 8192, 4096, StorageMethod.TS, false,
-                512, 75, 2000, 8192, 0, 0, 0, 0));
+                512, 75, 2000, 8192, 0, 0, 0, 0, Superblock.LogState.NONE));
         assertRejected("sectorSize", () -> new Superblock(1, 1, 0, 768, 8192, 0, 8192, 4096, StorageMethod.TS,
-                false, 512, 75, 2000, 8192, 0, 0, 0, 0));
+                false, 512, 75, 2000, 8192, 0, 0, 0, 0, Superblock.LogState.NONE));
         assertRejected("sectorSize", () -> new Superblock(1, 1, 0, 256, 8192, 0, 8192, 4096, StorageMethod.TS,
-                false, 512, 75, 2000, 8192, 0, 0, 0, 0));
+                false, 512, 75, 2000, 8192, 0, 0, 0, 0, Superblock.LogState.NONE));
         assertRejected("logOffset", () -> new Superblock(1, 1, 0, 512, 4096, 0, 4096, 4096, StorageMethod.TS,
-                false, 512, 75, 2000, 8192, 0, 0, 0, 0));
+                false, 512, 75, 2000, 8192, 0, 0, 0, 0, Superblock.LogState.NONE));
         assertRejected("logSize", () -> new Superblock(1, 1, 0, 512, 8192, 100, 8292, 4096, StorageMethod.TS,
-                false, 512, 75, 2000, 8192, 0, 0, 0, 0));
+                false, 512, 75, 2000, 8192, 0, 0, 0, 0, Superblock.LogState.NONE));
         assertRejected("heapOffset", () -> new Superblock(1, 1, 0, 512, 8192, 4096, 8192, 4096, StorageMethod.TS,
-                false, 512, 75, 2000, 8192, 0, 0, 0, 0));
+                false, 512, 75, 2000, 8192, 0, 0, 0, 0, Superblock.LogState.NONE));
         assertRejected("heapCapacity", () -> new Superblock(1, 1, 0, 512, 8192, 0, 8192, 256, StorageMethod.TS,
-                false, 512, 75, 2000, 8192, 0, 0, 0, 0));
+                false, 512, 75, 2000, 8192, 0, 0, 0, 0, Superblock.LogState.NONE));
         assertRejected("heapCapacity", () -> new Superblock(1, 1, 0, 512, 8192, 0, 8192, Long.MAX_VALUE,
-                StorageMethod.TS, false, 512, 75, 2000, 8192, 0, 0, 0, 0));
+                StorageMethod.TS, false, 512, 75, 2000, 8192, 0, 0, 0, 0, Superblock.LogState.NONE));
         assertRejected("grain", () -> new Superblock(1, 1, 0, 512, 8192, 0, 8192, 4096, StorageMethod.TS, false,
-                100, 75, 2000, 8192, 0, 0, 0, 0));
+                100, 75, 2000, 8192, 0, 0, 0, 0, Superblock.LogState.NONE));
         assertRejected("maxQuickList", () -> s.withAllocatorTuning(0, 1, 1));
         assertRejected("acceptableWaste", () -> s.withAllocatorTuning(1, -1, 1));
         assertRejected("obaThreshold", () -> s.withAllocatorTuning(1, 1, -1));
@@ -168,7 +176,7 @@ class SuperblockTest {
         assertRejected("rootCatalog", () -> s.withRootCatalog(h - 1));
         assertRejected("rootCatalog", () -> s.withRootCatalog(s.heapEnd()));
         assertThrows(NullPointerException.class, () -> new Superblock(1, 1, 0, 512, 8192, 0, 8192, 4096, null,
-                false, 512, 75, 2000, 8192, 0, 0, 0, 0));
+                false, 512, 75, 2000, 8192, 0, 0, 0, 0, Superblock.LogState.NONE));
     }
 
     private static void assertRejected(String field, org.junit.jupiter.api.function.Executable e) {
@@ -205,35 +213,40 @@ class SuperblockTest {
     @Test
     void crcMismatchSaysExpectedAndFound() {
         ByteBuffer b = sample().encode();
-        int stored = b.getInt(156);
+        int stored = b.getInt(188);
         b.put(30, (byte) (b.get(30) ^ 1));
         CRC32C crc = new CRC32C();
-        crc.update(b.array(), 0, 156);
+        crc.update(b.array(), 0, 188);
         CorruptStoreException e = assertThrows(CorruptStoreException.class, () -> Superblock.decode(b, STORE, 4096));
         assertEquals("test.htod: superblock at offset 4096 is damaged: expected CRC32C "
-                + String.format("0x%08x", (int) crc.getValue()) + " of bytes 0..155, found "
-                + String.format("0x%08x", stored) + " at offset 4252", e.getMessage());
+                + String.format("0x%08x", (int) crc.getValue()) + " of bytes 0..187, found "
+                + String.format("0x%08x", stored) + " at offset 4284", e.getMessage());
         assertEquals(4096, e.offset());
     }
 
     @Test
     void newerVersionIsTooNewEvenWithAnotherRecordLength() {
         ByteBuffer b = sample().encode();
-        b.putInt(8, 2);
+        b.putInt(8, 3);
         b.putInt(12, 300);
-        b.put(200, (byte) 42); // a field this version does not know
+        b.put(250, (byte) 42); // a field this version does not know
         IncompatibleFormatException e = assertThrows(IncompatibleFormatException.class,
                 () -> Superblock.decode(Slots.reseal(b), STORE, 0));
         assertTrue(e.isTooNew());
-        assertEquals(2, e.foundVersion());
+        assertEquals(3, e.foundVersion());
         assertTrue(e.getMessage().contains("test.htod"), e.getMessage());
         assertTrue(e.getMessage().contains("too new"), e.getMessage());
     }
 
     @Test
-    void olderVersionIsTooOld() {
+    void versionOneIsTooOld() {
+        // A version 1 store: its 160-byte record, intact, is refused with "too old", not as damage.
         ByteBuffer b = sample().encode();
-        b.putInt(8, 0);
+        b.putInt(8, 1);
+        b.putInt(12, 160);
+        for (int i = 136; i < 192; i++) {
+            b.put(i, (byte) 0);
+        }
         IncompatibleFormatException e = assertThrows(IncompatibleFormatException.class,
                 () -> Superblock.decode(Slots.reseal(b), STORE, 0));
         assertFalse(e.isTooNew());
@@ -243,7 +256,7 @@ class SuperblockTest {
     @Test
     void versionWithBrokenCrcIsCorruptNotIncompatible() {
         ByteBuffer b = sample().encode();
-        b.putInt(8, 2); // CRC not recomputed: damage, not a newer writer
+        b.putInt(8, 3); // CRC not recomputed: damage, not a newer writer
         assertThrows(CorruptStoreException.class, () -> Superblock.decode(b, STORE, 0));
     }
 
@@ -252,17 +265,17 @@ class SuperblockTest {
         ByteBuffer b = sample().encode();
         b.putInt(12, 5000);
         CorruptStoreException e = assertThrows(CorruptStoreException.class, () -> Superblock.decode(b, STORE, 0));
-        assertTrue(e.getMessage().contains("field recordLength at offset 12: expected 160, found 5000"),
+        assertTrue(e.getMessage().contains("field recordLength at offset 12: expected 192, found 5000"),
                 e.getMessage());
     }
 
     @Test
-    void intactRecordOfWrongLengthForVersionOneIsCorrupt() {
+    void intactRecordOfWrongLengthForThisVersionIsCorrupt() {
         ByteBuffer b = sample().encode();
-        b.putInt(12, 164);
+        b.putInt(12, 196);
         CorruptStoreException e = assertThrows(CorruptStoreException.class,
                 () -> Superblock.decode(Slots.reseal(b), STORE, 0));
-        assertTrue(e.getMessage().contains("field recordLength at offset 12: expected 160, found 164"),
+        assertTrue(e.getMessage().contains("field recordLength at offset 12: expected 192, found 196"),
                 e.getMessage());
     }
 
@@ -274,7 +287,8 @@ class SuperblockTest {
         assertBadField("flags", b -> b.put(81, (byte) 0x81));
         assertBadField("reserved", b -> b.put(83, (byte) 1));
         assertBadField("reserved", b -> b.put(101, (byte) 1));
-        assertBadField("reserved", b -> b.put(150, (byte) 1));
+        assertBadField("reserved", b -> b.put(170, (byte) 1));
+        assertBadField("log", b -> b.putLong(152, 1)); // checkpoint before start
         assertBadField("sectorSize", b -> b.putInt(40, 3));
         assertBadField("grain", b -> b.putInt(84, 100));
         assertBadField("heapOffset", b -> b.putLong(64, 1 << 30));

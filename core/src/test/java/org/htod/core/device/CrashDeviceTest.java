@@ -2,6 +2,7 @@ package org.htod.core.device;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -11,13 +12,17 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.htod.core.StoreClosedException;
+import org.htod.core.StoreFullException;
+import org.htod.core.device.CrashDevice.Counting;
+import org.htod.core.device.CrashDevice.CutWrite;
 import org.junit.jupiter.api.Test;
 
 /**
  * Properties of the power-loss simulation that every crash test above it relies on, over many
  * seeds: synced data survives; each unsynced write survives whole or not at all, except at most
- * one torn write made of whole sectors of old and new data; nothing else changes; the same seed
- * gives the same platter.
+ * one torn write made of whole tear units of old and new data; nothing else changes; the same seed
+ * gives the same platter; an armed power cut falls where it was armed, on a write or a sync, and
+ * leaves the call at the cut in the state the class comment promises.
  */
 class CrashDeviceTest {
     private static final int SCALE = Integer.getInteger("htod.test.scale", 1);
@@ -136,5 +141,162 @@ class CrashDeviceTest {
         assertEquals(2, report.pending());
         int tornWrites = report.tornSectorsKept() + report.tornSectorsDropped() > 0 ? 1 : 0;
         assertEquals(report.pending(), report.kept() + report.dropped() + tornWrites, "every pending write decided: " + report);
+    }
+
+    private static ByteBuffer filled(int length, int value) {
+        byte[] b = new byte[length];
+        Arrays.fill(b, (byte) value);
+        return ByteBuffer.wrap(b);
+    }
+
+    private static byte[] bytes(BlockDevice dev, long pos, int length) {
+        byte[] b = new byte[length];
+        dev.read(pos, ByteBuffer.wrap(b));
+        return b;
+    }
+
+    @Test
+    void pendingWritesAreVisibleAndSyncedOnesSurvive() {
+        MemoryDevice disk = new MemoryDevice();
+        CrashDevice dev = new CrashDevice(disk);
+        dev.write(0, filled(1024, 1));
+        dev.sync();
+        dev.write(512, filled(1024, 2));
+        assertEquals(1536, dev.size());
+        assertEquals(1024, disk.size(), "the platter has not seen the pending write");
+        assertArrayEquals(new byte[] {2, 2, 2, 2}, bytes(dev, 512, 4));
+        assertArrayEquals(new byte[] {1, 1, 1, 1}, bytes(dev, 0, 4));
+        assertEquals(1, dev.pendingWrites());
+        dev.crash(1);
+        for (byte b : bytes(disk, 0, 512)) {
+            assertEquals(1, b, "the synced sector before the pending write survives whatever happens");
+        }
+    }
+
+    @Test
+    void aForcedTearKeepsEachTearUnitWholeOrNotAtAll() {
+        for (int unit : new int[] {512, 16}) {
+            boolean sawTorn = false;
+            for (long seed = 0; seed < 100; seed++) {
+                MemoryDevice disk = new MemoryDevice(1 << 20, 512);
+                CrashDevice dev = new CrashDevice(disk, unit);
+                dev.write(8, filled(8 * 512, 7)); // not aligned: the first and last units are partial
+                CrashDevice.CrashReport report = dev.crash(seed, true);
+                assertEquals(1, report.pending());
+                assertEquals(0, report.kept() + report.dropped(), "the one pending write is the torn one");
+                byte[] after = disk.size() == 0 ? new byte[0] : bytes(disk, 0, (int) disk.size());
+                int kept = 0;
+                for (int u = 0; u * unit < after.length; u++) {
+                    int from = Math.max(8, u * unit);
+                    int to = Math.min(Math.min(8 + 8 * 512, after.length), (u + 1) * unit);
+                    for (int k = from; k < to; k++) {
+                        assertEquals(after[from], after[k], "seed=" + seed + " unit " + unit + " torn inside at " + k);
+                    }
+                    kept += from < to && after[from] == 7 ? 1 : 0;
+                }
+                assertEquals(report.tornSectorsKept(), kept, "seed=" + seed);
+                sawTorn |= report.tornSectorsKept() > 0 && report.tornSectorsDropped() > 0;
+            }
+            assertTrue(sawTorn, "some seed keeps part of the write and drops the rest, unit " + unit);
+        }
+    }
+
+    @Test
+    void crashOutcomesVaryWithTheSeed() {
+        boolean sawKept = false;
+        boolean sawDropped = false;
+        for (long seed = 0; seed < 100; seed++) {
+            MemoryDevice disk = new MemoryDevice();
+            CrashDevice dev = new CrashDevice(disk);
+            dev.write(0, filled(512, 3));
+            dev.crash(seed);
+            sawDropped |= disk.size() == 0;
+            sawKept |= disk.size() == 512;
+        }
+        assertTrue(sawKept && sawDropped);
+    }
+
+    @Test
+    void aWriteInFlightAtTheCutMayLandOrNot() {
+        boolean sawLanded = false;
+        boolean sawLost = false;
+        for (long seed = 0; seed < 100; seed++) {
+            MemoryDevice disk = new MemoryDevice();
+            CrashDevice dev = new CrashDevice(disk);
+            dev.armPowerCut(2, Counting.WRITES, CutWrite.IN_FLIGHT);
+            dev.write(0, filled(10, 1));
+            assertThrows(SimulatedCrashException.class, () -> dev.write(10, filled(10, 2)));
+            assertTrue(dev.powerCut());
+            assertFalse(dev.cutAtSync());
+            assertEquals(2, dev.writeCount());
+            assertEquals(2, dev.pendingWrites(), "the failing write is in flight, not lost for sure");
+            assertThrows(SimulatedCrashException.class, dev::sync);
+            assertThrows(SimulatedCrashException.class, () -> dev.write(20, filled(1, 1)));
+            assertEquals(2, dev.writeCount(), "nothing is issued after the cut");
+            assertArrayEquals(new byte[] {1, 2}, bytes(dev, 9, 2), "reads see what was written until the crash");
+            dev.crash(seed);
+            boolean landed = disk.size() == 20 && bytes(disk, 10, 1)[0] == 2;
+            sawLanded |= landed;
+            sawLost |= !landed;
+        }
+        assertTrue(sawLanded && sawLost);
+    }
+
+    @Test
+    void aLostWriteAtTheCutNeverLands() {
+        for (long seed = 0; seed < 50; seed++) {
+            MemoryDevice disk = new MemoryDevice();
+            CrashDevice dev = new CrashDevice(disk);
+            dev.write(0, filled(10, 1));
+            dev.sync();
+            dev.armPowerCut(1, Counting.WRITES, CutWrite.LOST);
+            assertThrows(SimulatedCrashException.class, () -> dev.write(0, filled(10, 2)));
+            assertEquals(0, dev.pendingWrites());
+            dev.crash(seed);
+            assertArrayEquals(bytes(disk, 0, 10), filled(10, 1).array(), "seed=" + seed);
+        }
+    }
+
+    @Test
+    void aCutAtASyncLeavesItsWritesPending() {
+        boolean sawKept = false;
+        boolean sawDropped = false;
+        for (long seed = 0; seed < 100; seed++) {
+            MemoryDevice disk = new MemoryDevice();
+            CrashDevice dev = new CrashDevice(disk);
+            dev.armPowerCut(4, Counting.WRITES_AND_SYNCS, CutWrite.IN_FLIGHT);
+            dev.write(0, filled(512, 1));
+            dev.sync(); // the second counted call; the write below is the third, the sync the fourth
+            dev.write(512, filled(512, 2));
+            assertThrows(SimulatedCrashException.class, dev::sync);
+            assertTrue(dev.cutAtSync());
+            assertEquals(1, dev.pendingWrites(), "the sync at the cut did not happen");
+            assertEquals(512, disk.size());
+            dev.crash(seed);
+            assertArrayEquals(filled(512, 1).array(), bytes(disk, 0, 512), "the first sync happened, seed=" + seed);
+            sawKept |= disk.size() == 1024;
+            sawDropped |= disk.size() == 512;
+        }
+        assertTrue(sawKept && sawDropped, "the crash keeps any subset of what the cut sync was to make durable");
+    }
+
+    @Test
+    void syncsDoNotCountUnlessAsked() {
+        CrashDevice dev = new CrashDevice(new MemoryDevice());
+        dev.armPowerCut(2, Counting.WRITES, CutWrite.LOST);
+        dev.write(0, filled(1, 1));
+        dev.sync();
+        dev.sync();
+        assertThrows(SimulatedCrashException.class, () -> dev.write(1, filled(1, 1)));
+        assertFalse(dev.cutAtSync());
+    }
+
+    @Test
+    void writesBeyondCapacityAreRefusedAndNotCounted() {
+        CrashDevice dev = new CrashDevice(new MemoryDevice(1024, 512));
+        dev.armCrashAfterWrites(1);
+        assertThrows(StoreFullException.class, () -> dev.write(1000, filled(100, 1)));
+        assertEquals(0, dev.writeCount());
+        assertFalse(dev.powerCut(), "a refused write is no I/O, and does not reach the cut");
     }
 }

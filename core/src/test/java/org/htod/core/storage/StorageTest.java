@@ -11,6 +11,7 @@ import org.htod.core.StoreClosedException;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.container.StorageMethod;
 import org.htod.core.device.MemoryDevice;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -59,6 +60,7 @@ class StorageTest {
         MemoryDevice dev = new MemoryDevice();
         Storage s = Storage.create(dev, config(m));
         long a = s.heap().allocate(text("kept"));
+        s.setRootCatalog(a); // the store's creation is complete once a root catalog is recorded
         s.heap().sync();
         // No close: the process died. The device still holds what was synced.
         Storage again = Storage.open(dev);
@@ -66,5 +68,43 @@ class StorageTest {
         assertTrue(path.equals("scan") || path.equals("lists"), "recovered by " + path);
         assertEquals("kept", text(again.heap().read(a)));
         again.close();
+    }
+
+    @Test
+    void aCreationCutShortBeforeTheRootCatalogIsFormattedAgain() {
+        MemoryDevice dev = new MemoryDevice();
+        Storage s = Storage.create(dev, config(StorageMethod.TS));
+        s.heap().allocate(text("half-made"));
+        s.heap().sync();
+        Storage again = Storage.open(dev);
+        assertEquals("new", again.recoveryReport().path());
+        assertEquals(0, again.heap().stats().allocatedBlocks());
+        again.close();
+    }
+
+    @Test
+    void aTruncatedStoreIsRefusedAndNotWritten() {
+        MemoryDevice dev = new MemoryDevice();
+        Storage s = Storage.create(dev, config(StorageMethod.TS));
+        long a = s.heap().allocate(text("kept"));
+        s.setRootCatalog(a);
+        long heapOffset = s.superblock().heapOffset();
+        s.close();
+        dev = dev.reopen();
+        MemoryDevice cut = new MemoryDevice();
+        ByteBuffer head = ByteBuffer.allocate((int) heapOffset);
+        dev.read(0, head);
+        cut.write(0, head.flip());
+        byte[] before = bytes(cut);
+        org.htod.core.CorruptStoreException e = assertThrows(
+                org.htod.core.CorruptStoreException.class, () -> Storage.open(cut));
+        assertTrue(e.getMessage().contains("truncated"), e.getMessage());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(before, bytes(cut), "a failed open writes nothing");
+    }
+
+    private static byte[] bytes(MemoryDevice d) {
+        ByteBuffer b = ByteBuffer.allocate((int) d.size());
+        d.read(0, b);
+        return b.array();
     }
 }

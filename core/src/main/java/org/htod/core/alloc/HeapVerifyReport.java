@@ -6,7 +6,7 @@ package org.htod.core.alloc;
  * figures computed from it are exact, where {@link HeapStats} estimates internal fragmentation
  * after frees (a free learns the block's size from its handle, not its payload length).
  */
-public record VerifyReport(
+public record HeapVerifyReport(
         long allocatedBlocks,
         long allocatedBytes,
         long requestedBytes,

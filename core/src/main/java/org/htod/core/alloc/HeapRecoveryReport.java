@@ -8,7 +8,7 @@ import java.time.Duration;
  * fallback of the others), {@code "lists"} (the PL/PFL disk lists plus a walk from the tail
  * checkpoint), or {@code "new"} for a heap just created.
  */
-public record RecoveryReport(
+public record HeapRecoveryReport(
         String path,
         Duration took,
         long headersRead,

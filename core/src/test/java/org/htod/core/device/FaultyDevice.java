@@ -2,13 +2,15 @@ package org.htod.core.device;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.htod.core.HtodIOException;
 import org.htod.core.StoreFullException;
 
 /**
- * Fails on purpose: the n-th write or sync after arming throws an I/O error or a disk-full error,
- * once or from then on. The failed write writes nothing. For tests that check that a failure is
- * reported clearly and loses nothing that was acknowledged.
+ * Fails on purpose, for tests (shipped in the core test kit): the n-th write or sync after arming
+ * throws an I/O error or a disk-full error, once or from then on. The failed write writes nothing.
+ * For tests that check that a failure is reported clearly and loses nothing that was acknowledged;
+ * a sticky disk-full fault that {@link #heal()} lifts is a disk that fills up and gets room again.
  */
 public final class FaultyDevice extends ForwardingDevice {
     /** What the failing call throws. */
@@ -45,6 +47,7 @@ public final class FaultyDevice extends ForwardingDevice {
 
     private final Trigger writes = new Trigger();
     private final Trigger syncs = new Trigger();
+    private final AtomicInteger raised = new AtomicInteger();
 
     public FaultyDevice(BlockDevice inner) {
         super(inner);
@@ -66,8 +69,16 @@ public final class FaultyDevice extends ForwardingDevice {
         syncs.heal();
     }
 
+    /** Faults thrown so far: zero after an operation means it never met the armed fault. */
+    public int faultsRaised() {
+        return raised.get();
+    }
+
     private void maybeFail(Trigger t, String what) {
         Fault f = t.next();
+        if (f != null) {
+            raised.incrementAndGet();
+        }
         if (f == Fault.DISK_FULL) {
             throw new StoreFullException("injected disk full at " + what + " on " + inner.name());
         }

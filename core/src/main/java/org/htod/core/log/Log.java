@@ -1,0 +1,440 @@
+package org.htod.core.log;
+
+import java.nio.ByteBuffer;
+import org.htod.core.HtodException;
+import org.htod.core.StoreClosedException;
+import org.htod.core.device.BlockDevice;
+
+/**
+ * The log: a stream of records kept in the container's circular log region, appended by many
+ * threads and made durable by group commit.
+ *
+ * <h2>Positions</h2>
+ *
+ * A position (LSN) counts bytes of the stream since the store was created; the record at
+ * position {@code p} lies at {@code regionOffset + p % regionSize}. A record never wraps: when
+ * one does not fit before the region's end, a pad record fills the rest of the lap (or, when
+ * fewer than {@link Records#HEADER} bytes are left, readers skip them). Space is reused once
+ * {@link #release} says that a checkpoint no longer needs what lies before a position.
+ *
+ * <h2>Group commit</h2>
+ *
+ * {@link #append} copies a record into memory and returns at once; {@link #awaitDurable} makes
+ * it durable. The first waiter finding no write in progress becomes the leader: it takes every
+ * record appended so far, writes them in one device write (two at the end of a lap) and syncs
+ * once, while later appends gather for the next leader. Each waiter returns when a sync covers
+ * its record. A lone writer waits for exactly one write and one sync; there is no timed wait.
+ * A write restarts at the middle of a sector when the previous one ended there: the sector is
+ * rewritten with the same bytes before the new ones, which a tear at sector granularity cannot
+ * harm.
+ *
+ * <h2>Failures</h2>
+ *
+ * When a write or sync of the log fails, no record of that group, nor any appended after it, is
+ * durable or will be: they are dropped, their waiters get the error, and the log refuses appends
+ * until {@link #heal} has overwritten the range the failed write may have reached with zeros and
+ * synced, so that no byte of a dropped record can ever be replayed. Appends then continue at the
+ * same position, in a new epoch.
+ *
+ * <p>Thread-safe. Locks: the monitor of this object guards the in-memory state; device I/O runs
+ * outside it, by one leader at a time.
+ */
+public final class Log {
+    private final BlockDevice dev;
+    private final long regionOffset;
+    private final long regionSize;
+    /** Bytes appends of ordinary records leave free for {@link #appendReserved}: the flusher's room to make room. */
+    private final long reserve;
+
+    // ---- guarded by this ----
+    private long epoch;
+    /** Position of the next record. */
+    private long end;
+    /** Position before which space may be reused. */
+    private long start;
+    /** Position up to which records are on the device (written, perhaps not synced). */
+    private long written;
+    /** Position up to which records are durable. */
+    private long durable;
+    /** Records appended and not yet taken by a leader, from {@link #written} (or the leader's end) to {@link #end}. */
+    private ByteBuffer pending = ByteBuffer.allocate(64 << 10);
+    private long pendingFrom;
+    private boolean leader;
+    /** The error of a failed write or sync, until {@link #heal}; and the range it may have reached. */
+    private HtodException failure;
+    private long failedFrom;
+    private long failedTo;
+    /** Bumped whenever records are dropped, so that an append can tell whether its record survived. */
+    private long generation;
+    private boolean closed;
+    private HtodException refused;
+    private long groups;
+    private long groupRecords;
+    private long recordsInPending;
+
+    /**
+     * A log over {@code [regionOffset, regionOffset + regionSize)} of {@code dev} whose next
+     * record goes at {@code end}, with space before {@code start} free for reuse, appending in
+     * {@code epoch}. Records up to {@code end} are taken as durable.
+     */
+    public Log(BlockDevice dev, long regionOffset, long regionSize, long start, long end, long epoch) {
+        if (regionSize < 2L * Records.MIN_REGION || regionSize % 4096 != 0) {
+            throw new IllegalArgumentException("a log region holds at least " + 2 * Records.MIN_REGION
+                    + " bytes in a multiple of 4096, found " + regionSize);
+        }
+        if (start > end || end - start > regionSize || end % Records.ALIGN != 0) {
+            throw new IllegalArgumentException("log positions must have start <= end <= start + " + regionSize
+                    + " and end aligned to " + Records.ALIGN + ", found " + start + " and " + end);
+        }
+        this.dev = dev;
+        this.regionOffset = regionOffset;
+        this.regionSize = regionSize;
+        this.reserve = regionSize / 4;
+        this.start = start;
+        this.end = end;
+        this.written = end;
+        this.durable = end;
+        this.pendingFrom = end;
+        this.epoch = epoch;
+    }
+
+    /**
+     * Bytes one record of the flusher may take: its installs and doubling steps stay within this,
+     * so that the reserve holds several of them, enough to make room in a full log.
+     */
+    public long flusherRecordBudget() {
+        return regionSize / 32;
+    }
+
+    /** Bytes kept free for the flusher's records: ordinary appends wait rather than take them. */
+    long reserve() {
+        return reserve;
+    }
+
+    /** Largest payload one record may carry. */
+    public long maxPayload() {
+        return Math.min(Integer.MAX_VALUE - 64, regionSize / 8) - Records.HEADER;
+    }
+
+    /** Where an append stands: the record's position, the position after it, and the generation it belongs to. */
+    public record Appended(long lsn, long end, long generation) {}
+
+    /**
+     * Appends a record of {@code type} with {@code payload}, waiting while the log is full (until a
+     * checkpoint releases space). Returns at once otherwise; {@link #awaitDurable} makes it durable.
+     *
+     * @throws HtodException if the log failed and has not healed, or is closed
+     * @throws IllegalArgumentException if the payload exceeds {@link #maxPayload()}
+     */
+    public Appended append(int type, ByteBuffer payload) {
+        return append(type, payload, reserve);
+    }
+
+    /** {@link #append}, allowed into the space kept for the flusher, whose records make room. */
+    public Appended appendReserved(int type, ByteBuffer payload) {
+        return append(type, payload, 0);
+    }
+
+    /**
+     * {@link #append} if the record fits now, else null at once: for a writer that holds a lock
+     * the flusher may need, which must not wait for room while holding it (see {@link #awaitRoom}).
+     */
+    public synchronized Appended tryAppend(int type, ByteBuffer payload) {
+        ensureUsable();
+        checkSize(payload);
+        int len = Records.length(payload.remaining());
+        if (len + padBefore(len) > regionSize - (end - start) - reserve) {
+            return null;
+        }
+        return append(type, payload, reserve);
+    }
+
+    /** Waits until a record of {@code payloadBytes} would fit without the flusher's reserve. */
+    public synchronized void awaitRoom(int payloadBytes) {
+        int len = Records.length(payloadBytes);
+        while (len + padBefore(len) > regionSize - (end - start) - reserve) {
+            ensureUsable();
+            waitQuietly();
+        }
+    }
+
+    private void checkSize(ByteBuffer payload) {
+        if (payload.remaining() > maxPayload()) {
+            throw new IllegalArgumentException("a log record carries at most " + maxPayload() + " bytes (about 1/8 of the "
+                    + regionSize + "-byte log region); found " + payload.remaining());
+        }
+    }
+
+    private synchronized Appended append(int type, ByteBuffer payload, long keepFree) {
+        int len = Records.length(payload.remaining());
+        checkSize(payload);
+        while (true) {
+            ensureUsable();
+            long room = regionSize - (end - start) - keepFree;
+            long needed = len + padBefore(len);
+            if (needed <= room) {
+                break;
+            }
+            waitQuietly();
+        }
+        long pad = padBefore(len);
+        if (pad > 0) {
+            if (pad >= Records.HEADER) {
+                put(Records.encode(Records.PAD, end, epoch, ByteBuffer.allocate((int) pad - Records.HEADER)));
+            } else {
+                put(ByteBuffer.allocate((int) pad)); // fewer bytes than a header: readers skip to the lap's start
+            }
+        }
+        long at = end;
+        put(Records.encode(type, at, epoch, payload));
+        recordsInPending++;
+        return new Appended(at, end, generation);
+    }
+
+    /** Bytes of padding needed before a record of {@code len} bytes so that it does not wrap. */
+    private long padBefore(long len) {
+        long rest = regionSize - end % regionSize;
+        return len <= rest ? 0 : rest;
+    }
+
+    private void put(ByteBuffer record) {
+        if (pending.remaining() < record.remaining()) {
+            ByteBuffer bigger = ByteBuffer.allocate(Math.max(pending.capacity() * 2, pending.position() + record.remaining()));
+            pending.flip();
+            bigger.put(pending);
+            pending = bigger;
+        }
+        end += record.remaining();
+        pending.put(record);
+    }
+
+    /**
+     * Returns once the record that ends at {@code a.end()} is durable, leading a group commit if no
+     * write is in progress.
+     *
+     * @throws HtodException if the record was dropped because a write or sync of the log failed
+     */
+    public void awaitDurable(Appended a) {
+        awaitDurable(a.end(), a.generation());
+    }
+
+    /** Makes every record appended so far durable. */
+    public void sync() {
+        long upTo;
+        long gen;
+        synchronized (this) {
+            ensureUsable();
+            upTo = end;
+            gen = generation;
+        }
+        awaitDurable(upTo, gen);
+    }
+
+    private void awaitDurable(long upTo, long gen) {
+        while (true) {
+            ByteBuffer batch;
+            long from;
+            long to;
+            synchronized (this) {
+                while (true) {
+                    if (generation != gen) {
+                        throw dropped();
+                    }
+                    if (durable >= upTo) {
+                        return;
+                    }
+                    ensureUsable();
+                    if (!leader) {
+                        break;
+                    }
+                    waitQuietly();
+                }
+                leader = true;
+                from = pendingFrom;
+                to = end;
+                batch = pending.flip();
+                pending = ByteBuffer.allocate(Math.max(64 << 10, batch.capacity()));
+                pendingFrom = to;
+                groups++;
+                groupRecords += recordsInPending;
+                recordsInPending = 0;
+            }
+            boolean ok = false;
+            try {
+                writeRange(from, batch);
+                dev.sync();
+                ok = true;
+            } catch (HtodException e) {
+                fail(e, from, to);
+                throw e;
+            } finally {
+                synchronized (this) {
+                    leader = false;
+                    if (ok) {
+                        written = Math.max(written, to);
+                        durable = Math.max(durable, to);
+                    }
+                    notifyAll();
+                }
+            }
+        }
+    }
+
+    /** Writes records of {@code bytes} that begin at position {@code from}: one write, or two across the lap's end. */
+    private void writeRange(long from, ByteBuffer bytes) {
+        while (bytes.hasRemaining()) {
+            long off = from % regionSize;
+            int n = (int) Math.min(bytes.remaining(), regionSize - off);
+            ByteBuffer part = bytes.duplicate();
+            part.limit(part.position() + n);
+            dev.write(regionOffset + off, part);
+            bytes.position(bytes.position() + n);
+            from += n;
+        }
+    }
+
+    /** A failed write or sync: every record from {@code from} on is dropped. */
+    private synchronized void fail(HtodException e, long from, long to) {
+        failure = e;
+        failedFrom = from;
+        failedTo = Math.max(to, end);
+        end = from;
+        pendingFrom = from;
+        pending = ByteBuffer.allocate(64 << 10);
+        recordsInPending = 0;
+        generation++;
+        epoch++;
+        notifyAll();
+    }
+
+    private HtodException dropped() {
+        HtodException f = failure;
+        return new HtodException("a write or sync of the log of " + dev.name() + " failed, so this record was dropped"
+                + (f == null ? "" : ": " + f.getMessage()), f);
+    }
+
+    /** Whether a failed write or sync left the log refusing appends until {@link #heal}. */
+    public synchronized boolean failed() {
+        return failure != null;
+    }
+
+    /**
+     * After a failure: overwrites with zeros the range the failed write may have reached and
+     * syncs, then lets appends continue from where the last durable record ends. Throws, and
+     * stays failed, if the device still fails. Returns the position from which records were
+     * dropped, or -1 if the log had not failed.
+     */
+    public long heal() {
+        long from;
+        long to;
+        synchronized (this) {
+            if (closed) {
+                throw new StoreClosedException("the log of " + dev.name() + " is closed");
+            }
+            if (failure == null) {
+                return -1;
+            }
+            while (leader) {
+                waitQuietly();
+            }
+            leader = true;
+            from = failedFrom;
+            to = failedTo;
+        }
+        try {
+            writeRange(from, ByteBuffer.allocate((int) Math.min(to - from, Integer.MAX_VALUE - 64)));
+            dev.sync();
+            synchronized (this) {
+                failure = null;
+                written = from;
+                durable = Math.min(durable, from);
+            }
+            return from;
+        } finally {
+            synchronized (this) {
+                leader = false;
+                notifyAll();
+            }
+        }
+    }
+
+    /** Space before {@code position} may be reused: a checkpoint no longer needs it. */
+    public synchronized void release(long position) {
+        if (position < start || position > durable) {
+            throw new IllegalArgumentException("release to " + position + " outside [" + start + ", " + durable + "]");
+        }
+        start = position;
+        notifyAll();
+    }
+
+    /** Position of the next record. */
+    public synchronized long end() {
+        return end;
+    }
+
+    /** Position up to which records are durable. */
+    public synchronized long durable() {
+        return durable;
+    }
+
+    /** Position before which space may be reused. */
+    public synchronized long start() {
+        return start;
+    }
+
+    /** Bytes of the region in use, from {@link #start()} to {@link #end()}. */
+    public synchronized long used() {
+        return end - start;
+    }
+
+    public long regionSize() {
+        return regionSize;
+    }
+
+    public synchronized long epoch() {
+        return epoch;
+    }
+
+    /** Group commits so far, and the records they carried: their ratio is the mean group size. */
+    public synchronized long[] groupCounts() {
+        return new long[] {groups, groupRecords};
+    }
+
+    private void ensureUsable() {
+        if (closed) {
+            throw new StoreClosedException("the log of " + dev.name() + " is closed");
+        }
+        if (refused != null) {
+            throw new HtodException("the log of " + dev.name() + " takes no more records: " + refused.getMessage(), refused);
+        }
+        if (failure != null) {
+            throw new HtodException("the log of " + dev.name() + " refuses appends after a failed write or sync ("
+                    + failure.getMessage() + ") until it heals", failure);
+        }
+    }
+
+    /** Refuses further appends and wakes every waiter; does not write. */
+    public synchronized void close() {
+        closed = true;
+        notifyAll();
+    }
+
+    /**
+     * Refuses every append from now on with {@code why}, and wakes every waiter: what the layer
+     * above says when it can no longer make room (its flusher stopped on damage), so that no
+     * writer waits for room that will never come. Records already appended stay.
+     */
+    public synchronized void refuse(HtodException why) {
+        refused = why;
+        notifyAll();
+    }
+
+    private void waitQuietly() {
+        try {
+            wait();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new HtodException("interrupted while waiting on the log of " + dev.name(), e);
+        }
+    }
+}

@@ -1,0 +1,250 @@
+package org.htod.mob;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import org.htod.core.CorruptStoreException;
+import org.htod.core.alloc.Heap;
+import org.htod.core.alloc.HeapReplay;
+import org.htod.core.container.Container;
+import org.htod.core.container.ContainerConfig;
+import org.htod.core.container.Superblock;
+import org.htod.core.device.BlockDevice;
+import org.htod.core.log.Log;
+import org.htod.core.log.LogReader;
+import org.htod.core.log.Records;
+import org.htod.core.storage.Storage;
+import org.htod.table.Hashing;
+import org.htod.table.InstallRecord;
+import org.htod.table.Installer;
+import org.htod.table.TableOptions;
+import org.htod.table.TableStore;
+
+/**
+ * Opening a store in log mode, in one sequence: container, heap, tables, log replay, ready.
+ *
+ * <ul>
+ *   <li>A store last opened in log mode: the heap and the tables are restored from the checkpoint
+ *       the superblock names; the log is read from the checkpoint's start to its end (the first
+ *       place no valid record lies); the install records after the checkpoint are redone (the
+ *       heap's allocations and frees in memory, the tables' states, and their links, which wait
+ *       in memory, where reads see them); the data records go back into the write buffer.
+ *       Everything read is checked before anything is written; then the open's writes are made
+ *       (the heap's repairs, the superblock, the redone links) and the store is ready. What it
+ *       reads is the checkpoint, the log and the tables' headers and bucket directories: bounded
+ *       by the log's size and the number of maps, not by the data.
+ *   <li>A new store, or one last opened in direct mode: opened as direct mode opens it (its own
+ *       recovery after a crash), then its first checkpoint starts the log.
+ * </ul>
+ */
+public final class LoggedOpen {
+    /** What opening found and did, for the store's recovery report. */
+    public record Facts(String path, boolean clean, Duration took, long logBytesRead, long dataRecords,
+            long installRecords, long allocationsReplayed, long freesReplayed, long linksRedone, long keysBuffered,
+            String logEnd) {}
+
+    private LoggedOpen() {}
+
+    /** The open layer and what opening did. */
+    public record Opened(WriteLayer layer, Facts facts, TableStore directRecovery) {}
+
+    /** Smallest log region log mode works with; a store with less opens in direct mode only. */
+    public static final long MIN_LOG = 64 << 10;
+
+    public static Opened open(BlockDevice dev, boolean create, ContainerConfig cfg, TableOptions topts,
+            WriteLayer.Options wopts, LongSupplier clock) {
+        long t0 = System.nanoTime();
+        if (dev.size() == 0 && cfg.logSize() < MIN_LOG) {
+            throw new IllegalArgumentException("log mode needs a log region of at least " + MIN_LOG + " bytes, and "
+                    + dev.name() + " would get " + cfg.logSize() + ": give logSize, or open it in direct mode");
+        }
+        if (dev.size() == 0) {
+            if (!create) {
+                throw new org.htod.core.NotAStoreException(dev.name() + " is empty and createIfMissing is off");
+            }
+            Storage s = Storage.create(dev, cfg);
+            TableStore direct = TableStore.open(s, topts);
+            return convert(s, direct, topts, wopts, clock, t0, "new");
+        }
+        Container c = Container.open(dev);
+        Superblock sb = c.superblock();
+        if (sb.logSize() < MIN_LOG) {
+            throw new IllegalArgumentException(dev.name() + " has a log region of " + sb.logSize() + " bytes, too small for"
+                    + " log mode (at least " + MIN_LOG + "): open it in direct mode");
+        }
+        if (sb.rootCatalog() == 0 || !sb.log().active()) {
+            Storage s = Storage.prepare(dev); // reads the superblock again, as direct mode opens
+            
+            TableStore direct = TableStore.open(s, topts);
+            return convert(s, direct, topts, wopts, clock, t0, direct.recovery() == null ? "direct-clean" : "direct-recovery");
+        }
+        return restore(dev, c, sb, topts, wopts, clock, t0);
+    }
+
+    /** A store opened in direct mode starts its log: the tables' states carried over, then a first checkpoint. */
+    private static Opened convert(Storage s, TableStore direct, TableOptions topts, WriteLayer.Options wopts,
+            LongSupplier clock, long t0, String path) {
+        Superblock sb = s.superblock();
+        long position = align(sb.log().checkpoint());
+        long epoch = sb.log().epoch() + 1;
+        Log log = new Log(s.heap().device(), sb.logOffset(), sb.logSize(), position, position, epoch);
+        Installer installer = new Installer(log);
+        Map<Long, InstallRecord.TableState> states = new HashMap<>();
+        for (InstallRecord.TableState st : direct.states()) {
+            states.put(st.tableId(), st);
+        }
+        if (s.recoveryReport().path().equals("lists")) {
+            // PL and PFL lose track of some free space in a crash; their scan finds it again. Log
+            // mode trusts the allocator's memory and never scans, so the scan runs now, once.
+            s.heap().coalesce();
+        }
+        s.heap().useJournal(installer);
+        TableStore tables = TableStore.openLogged(s, topts, installer, List.of(), states);
+        Mob mob = new Mob(wopts.bufferBytes());
+        WriteLayer layer = new WriteLayer(s, tables, log, installer, mob, wopts, clock, 0);
+        layer.checkpoint(false);
+        layer.start();
+        Facts f = new Facts(path, direct.recovery() == null, Duration.ofNanos(System.nanoTime() - t0), 0, 0, 0, 0, 0, 0,
+                0, "a new log at position " + position);
+        return new Opened(layer, f, direct);
+    }
+
+    private static long align(long p) {
+        return (p + Records.ALIGN - 1) / Records.ALIGN * Records.ALIGN;
+    }
+
+    private record Logged(long lsn, List<DataRecord.Op> ops) {}
+
+    private static Opened restore(BlockDevice dev, Container c, Superblock sb, TableOptions topts,
+            WriteLayer.Options wopts, LongSupplier clock, long t0) {
+        String name = dev.name();
+        if (sb.snapshotOffset() == 0 || sb.snapshotLength() <= 0) {
+            throw new CorruptStoreException(name + ": the superblock says the log is active but names no checkpoint",
+                    Superblock.SLOT_A_OFFSET);
+        }
+        ByteBuffer cpBytes = ByteBuffer.allocate((int) sb.snapshotLength());
+        if (sb.snapshotOffset() + sb.snapshotLength() > dev.size()) {
+            throw new CorruptStoreException(name + ": the checkpoint at offset " + sb.snapshotOffset() + " of "
+                    + sb.snapshotLength() + " bytes runs past the device's end at " + dev.size(), sb.snapshotOffset());
+        }
+        dev.read(sb.snapshotOffset(), cpBytes);
+        CheckpointBlock.Contents cp = CheckpointBlock.decode(cpBytes.flip(), sb.snapshotOffset(), name);
+        if (cp.position() != sb.log().checkpoint()) {
+            throw new CorruptStoreException(name + ": the checkpoint at offset " + sb.snapshotOffset() + " is of log position "
+                    + cp.position() + ", the superblock names position " + sb.log().checkpoint(), sb.snapshotOffset());
+        }
+        Heap heap = Heap.fromSnapshot(dev, Storage.heapOptions(sb), cp.heapSnapshot(),
+                "the heap snapshot of the checkpoint at offset " + sb.snapshotOffset() + " of " + name);
+        Storage storage = Storage.restored(c, heap);
+        Map<Long, InstallRecord.TableState> states = new HashMap<>();
+        for (InstallRecord.TableState st : cp.tables()) {
+            states.put(st.tableId(), st);
+        }
+
+        // Read the log whole before anything changes.
+        List<Logged> data = new ArrayList<>();
+        List<InstallRecord> installs = new ArrayList<>();
+        long start = sb.log().start();
+        long end;
+        long lastEpoch = sb.log().epoch();
+        long bytesRead = 0;
+        String stop;
+        if (sb.clean()) {
+            end = sb.log().checkpoint();
+            stop = "closed cleanly at position " + end;
+        } else {
+            LogReader r = new LogReader(dev, sb.logOffset(), sb.logSize(), start, 0);
+            for (Records.Record rec = r.next(); rec != null; rec = r.next()) {
+                if (rec.type() == DataRecord.TYPE) {
+                    data.add(new Logged(rec.lsn(), DataRecord.decode(rec.payload(), rec.lsn(), name)));
+                } else if (rec.type() == InstallRecord.TYPE) {
+                    if (rec.lsn() >= sb.log().checkpoint()) {
+                        installs.add(InstallRecord.decode(rec.payload(), rec.lsn(), name));
+                    }
+                } else {
+                    throw new CorruptStoreException(name + ": log record of unknown type " + rec.type() + " at position "
+                            + rec.lsn(), sb.logOffset() + rec.lsn() % sb.logSize());
+                }
+            }
+            end = r.position();
+            lastEpoch = Math.max(lastEpoch, r.epoch());
+            bytesRead = r.bytesRead();
+            stop = "ends at position " + end + ": " + r.stopReason();
+        }
+
+        // Redo the installs after the checkpoint: the heap's allocations and frees, the tables'
+        // states, and the links (but not into a block a later record frees: it may be reused).
+        Map<Long, Integer> lastFree = new HashMap<>();
+        for (int i = 0; i < installs.size(); i++) {
+            for (long f : installs.get(i).frees()) {
+                lastFree.put(heap.address(f), i);
+            }
+        }
+        HeapReplay replay = new HeapReplay(heap);
+        Map<Long, InstallRecord.LinkWrite> links = new LinkedHashMap<>();
+        for (int i = 0; i < installs.size(); i++) {
+            InstallRecord ir = installs.get(i);
+            for (long a : ir.allocs()) {
+                replay.claim(a);
+            }
+            for (long f : ir.frees()) {
+                replay.release(f);
+            }
+            for (InstallRecord.LinkWrite l : ir.links()) {
+                Integer freedAt = lastFree.get(heap.address(l.block()));
+                if (freedAt == null || freedAt < i) {
+                    links.put(heap.address(l.block()) + l.offset(), l);
+                } else {
+                    links.remove(heap.address(l.block()) + l.offset());
+                }
+            }
+            for (InstallRecord.TableState st : ir.tables()) {
+                states.put(st.tableId(), st);
+            }
+        }
+        // A link into a block freed later was dropped above when met; one freed before it was met
+        // is from a later reuse and stays.
+        replay.finish();
+
+        long epoch = lastEpoch + 1;
+        Log log = new Log(dev, sb.logOffset(), sb.logSize(), start, end, epoch);
+        Installer installer = new Installer(log);
+        heap.useJournal(installer);
+        TableStore tables = TableStore.openLogged(storage, topts, installer, new ArrayList<>(links.values()), states);
+        Map<Long, Boolean> known = new HashMap<>();
+        for (InstallRecord.TableState st : tables.states()) {
+            known.put(st.tableId(), true);
+        }
+        Mob mob = new Mob(wopts.bufferBytes());
+        long keys = 0;
+        for (Logged d : data) {
+            for (DataRecord.Op op : d.ops()) {
+                if (!known.containsKey(op.tableId())) {
+                    throw new CorruptStoreException(name + ": the log record at position " + d.lsn() + " changes table id 0x"
+                            + Long.toHexString(op.tableId()) + ", which the catalog does not hold", -1);
+                }
+                mob.put(op.tableId(), op.key(), Hashing.hash(op.key()),
+                        new Mob.Value(op.value(), op.expiry(), op.version()), d.lsn(), Mob.UNKNOWN);
+                keys++;
+            }
+        }
+
+        // Checked: now the open may write.
+        long s = start;
+        long cpPos = sb.log().checkpoint();
+        storage.begin(x -> x.withLog(new Superblock.LogState(epoch, s, cpPos, true)));
+        tables.writeRecovered();
+        long cpBlock = heap.handleAt(sb.snapshotOffset() - 48);
+        WriteLayer layer = new WriteLayer(storage, tables, log, installer, mob, wopts, clock, cpBlock);
+        layer.start();
+        long[] rc = replay.counts();
+        Facts f = new Facts("log", sb.clean(), Duration.ofNanos(System.nanoTime() - t0), bytesRead, data.size(),
+                installs.size(), rc[0], rc[1], links.size(), keys, stop);
+        return new Opened(layer, f, null);
+    }
+}

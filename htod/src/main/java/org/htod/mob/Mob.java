@@ -1,0 +1,305 @@
+package org.htod.mob;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
+import org.htod.core.HtodException;
+
+/**
+ * The modified-object buffer (thesis 001): the changes the log holds and the tables do not yet,
+ * one per key, the latest. Reads look here before the tables; the flusher installs the oldest
+ * first and removes what it installed. Bounded by bytes: writers wait for room (back-pressure).
+ *
+ * <p>Locks: a key's changes are made, and taken and removed by the flusher, with the key's
+ * stripe lock held ({@link #lock}); a key's decided state is one immutable {@link Value}, read
+ * without a lock. {@link #queue} orders the keys by the oldest record not yet installed, so its
+ * first element says where the log must still be kept from. Room is waited for on this object's
+ * monitor.
+ */
+final class Mob {
+    private static final int STRIPES = 256;
+    /** Bytes counted per key beyond its key and value: the maps' entries and the objects. */
+    private static final int OVERHEAD = 160;
+    static final int UNKNOWN = -1;
+
+    /** A key's decided state: its value ({@code null}: removed), expiry and version. Immutable. */
+    record Value(byte[] value, long expiry, long version) {
+        boolean isRemove() {
+            return value == null;
+        }
+
+        boolean liveAt(long now) {
+            return value != null && (expiry == 0 || expiry > now);
+        }
+    }
+
+    /** A key in the buffer. Fields other than {@link #current} are guarded by the key's stripe lock. */
+    static final class Pending {
+        final long tableId;
+        final byte[] key;
+        final long hash;
+        final long seq;
+        volatile Value current;
+        /** Position of the oldest record of this key the tables do not hold yet. */
+        long firstLsn;
+        /** Position of the newest record of this key. */
+        long lastLsn;
+        /** Whether the table holds an entry of the key (expired or not): 1, 0, or {@link #UNKNOWN} after a replay. */
+        int inTable;
+        /** While the flusher installs it: the newest record it took; else -1. */
+        long taken = -1;
+        /** The first record that came after the flusher took it, -1 if none. */
+        long firstAfterTaken = -1;
+        /** Records absorbed into this key's state since it entered the buffer. */
+        long absorbed;
+
+        Pending(long tableId, byte[] key, long hash, long seq) {
+            this.tableId = tableId;
+            this.key = key;
+            this.hash = hash;
+            this.seq = seq;
+        }
+
+        int bytes() {
+            Value v = current;
+            return key.length + (v == null || v.value == null ? 0 : v.value.length) + OVERHEAD;
+        }
+
+        /** This key's contribution to its map's size beyond the table's count. */
+        int delta() {
+            int t = inTable == UNKNOWN ? 0 : inTable;
+            return (current.isRemove() ? 0 : 1) - t;
+        }
+    }
+
+    /** A map's key, compared by content. */
+    private record Key(long tableId, byte[] key, int hash) {
+        static Key of(long tableId, byte[] key) {
+            return new Key(tableId, key, Long.hashCode(tableId) * 31 + Arrays.hashCode(key));
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && k.tableId == tableId && Arrays.equals(k.key, key);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+    }
+
+    private final ConcurrentHashMap<Key, Pending> map = new ConcurrentHashMap<>();
+    private final ConcurrentSkipListSet<Pending> queue = new ConcurrentSkipListSet<>(
+            Comparator.<Pending>comparingLong(p -> p.firstLsn).thenComparingLong(p -> p.seq));
+    private final ConcurrentHashMap<Long, LongAdder> deltas = new ConcurrentHashMap<>();
+    private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
+    private final AtomicLong bytes = new AtomicLong();
+    private final AtomicLong seq = new AtomicLong();
+    private final LongAdder buffered = new LongAdder();
+    private final LongAdder absorbed = new LongAdder();
+    private final long capacity;
+    private volatile boolean closed;
+
+    Mob(long capacity) {
+        this.capacity = capacity;
+        for (int i = 0; i < STRIPES; i++) {
+            stripes[i] = new ReentrantLock();
+        }
+    }
+
+    /** The lock of a key's stripe. */
+    ReentrantLock lock(long tableId, long hash) {
+        return stripes[(int) ((hash ^ tableId * 0x9E3779B97F4A7C15L) >>> 56)];
+    }
+
+    Pending get(long tableId, byte[] key) {
+        return map.get(Key.of(tableId, key));
+    }
+
+    /**
+     * Records a change of a key, logged at {@code lsn}; the caller holds the key's stripe lock.
+     * {@code inTable} says whether the table holds an entry of the key, for a key new to the buffer.
+     */
+    void put(long tableId, byte[] key, long hash, Value v, long lsn, int inTable) {
+        Key k = Key.of(tableId, key);
+        Pending p = map.get(k);
+        buffered.increment();
+        if (p == null) {
+            p = new Pending(tableId, key, hash, seq.incrementAndGet());
+            p.current = v;
+            p.firstLsn = lsn;
+            p.lastLsn = lsn;
+            p.inTable = inTable;
+            queue.add(p);
+            map.put(k, p);
+            bytes.addAndGet(p.bytes());
+            delta(tableId).add(p.delta());
+            return;
+        }
+        int oldBytes = p.bytes();
+        int oldDelta = p.delta();
+        p.current = v;
+        p.lastLsn = Math.max(p.lastLsn, lsn);
+        if (p.taken >= 0 && p.firstAfterTaken < 0) {
+            p.firstAfterTaken = lsn;
+        }
+        p.absorbed++;
+        absorbed.increment();
+        bytes.addAndGet(p.bytes() - oldBytes);
+        delta(tableId).add(p.delta() - oldDelta);
+    }
+
+    private LongAdder delta(long tableId) {
+        return deltas.computeIfAbsent(tableId, t -> new LongAdder());
+    }
+
+    /** Keys in the buffer beyond what a map's table counts (a key only here +1, removed here but in the table -1). */
+    long delta(long tableIdOf, boolean resolve, java.util.function.Predicate<Pending> inTable) {
+        if (resolve) {
+            for (Pending p : map.values()) {
+                if (p.tableId == tableIdOf && p.inTable == UNKNOWN) {
+                    ReentrantLock l = lock(p.tableId, p.hash);
+                    l.lock();
+                    try {
+                        if (p.inTable == UNKNOWN && map.get(Key.of(p.tableId, p.key)) == p) {
+                            int before = p.delta();
+                            p.inTable = inTable.test(p) ? 1 : 0;
+                            delta(p.tableId).add(p.delta() - before);
+                        }
+                    } finally {
+                        l.unlock();
+                    }
+                }
+            }
+        }
+        LongAdder d = deltas.get(tableIdOf);
+        return d == null ? 0 : d.sum();
+    }
+
+    /** Up to {@code max} keys not being installed, oldest record first. */
+    List<Pending> oldest(int max, long maxBytes) {
+        List<Pending> out = new ArrayList<>();
+        long total = 0;
+        for (Pending p : queue) {
+            if (out.size() >= max || total >= maxBytes) {
+                break;
+            }
+            if (p.taken < 0) {
+                out.add(p);
+                total += p.bytes();
+            }
+        }
+        return out;
+    }
+
+    /** The flusher takes a key to install its current state; the caller holds its stripe lock. */
+    Value take(Pending p) {
+        p.taken = p.lastLsn;
+        p.firstAfterTaken = -1;
+        return p.current;
+    }
+
+    /**
+     * The state the flusher took is installed and durable in the log's install record; the key
+     * leaves the buffer, unless a newer change came meanwhile. The caller holds its stripe lock.
+     */
+    void installed(Pending p, Value took) {
+        int oldDelta = p.delta();
+        int tableHolds = took.isRemove() ? 0 : 1;
+        if (p.lastLsn == p.taken) {
+            map.remove(Key.of(p.tableId, p.key), p);
+            queue.remove(p);
+            bytes.addAndGet(-p.bytes());
+            delta(p.tableId).add(-oldDelta);
+            synchronized (this) {
+                notifyAll();
+            }
+            return;
+        }
+        queue.remove(p);
+        p.firstLsn = p.firstAfterTaken;
+        p.inTable = tableHolds;
+        p.taken = -1;
+        p.firstAfterTaken = -1;
+        queue.add(p);
+        delta(p.tableId).add(p.delta() - oldDelta);
+    }
+
+    /** The install of a key taken by the flusher failed: it stays, as it is, for the next one. */
+    void abandoned(Pending p) {
+        p.taken = -1;
+        p.firstAfterTaken = -1;
+    }
+
+    /** The position the log must be kept from: the oldest record not installed, or {@code otherwise}. */
+    long minFirstLsn(long otherwise) {
+        try {
+            return Math.min(queue.first().firstLsn, otherwise);
+        } catch (java.util.NoSuchElementException e) {
+            return otherwise;
+        }
+    }
+
+    /** Waits until {@code n} more bytes fit, or the buffer is empty (one change larger than the buffer still goes in). */
+    void awaitRoom(long n) {
+        if (bytes.get() + n <= capacity) {
+            return;
+        }
+        synchronized (this) {
+            while (!closed && bytes.get() > 0 && bytes.get() + n > capacity) {
+                try {
+                    wait(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new HtodException("interrupted while waiting for room in the write buffer", e);
+                }
+            }
+        }
+    }
+
+    /** The keys of a map in the buffer, for its iterators. */
+    List<Pending> of(long tableId) {
+        List<Pending> out = new ArrayList<>();
+        for (Pending p : map.values()) {
+            if (p.tableId == tableId) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    boolean isEmpty() {
+        return map.isEmpty();
+    }
+
+    int keys() {
+        return map.size();
+    }
+
+    long bytes() {
+        return bytes.get();
+    }
+
+    long capacity() {
+        return capacity;
+    }
+
+    /** Changes buffered, and changes absorbed by a later change of the same key before its install. */
+    long[] counts() {
+        return new long[] {buffered.sum(), absorbed.sum()};
+    }
+
+    void close() {
+        closed = true;
+        synchronized (this) {
+            notifyAll();
+        }
+    }
+}

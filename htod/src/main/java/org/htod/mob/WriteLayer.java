@@ -1,0 +1,745 @@
+package org.htod.mob;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongSupplier;
+import org.htod.core.CorruptStoreException;
+import org.htod.core.HtodException;
+import org.htod.core.StoreClosedException;
+import org.htod.core.alloc.Heap;
+import org.htod.core.container.Superblock;
+import org.htod.core.log.Log;
+import org.htod.core.storage.Storage;
+import org.htod.table.Change;
+import org.htod.table.HashtableOnDisk;
+import org.htod.table.Hashing;
+import org.htod.table.Installer;
+import org.htod.table.Mutation;
+import org.htod.table.StoredEntry;
+import org.htod.table.TableStore;
+
+/**
+ * The write layer of a logged store (thesis 001, papers 000, 002, 003): every change is a record
+ * in the log, made durable by group commit, and a state in the modified-object buffer, where
+ * reads find it; a flusher thread installs the buffer into the tables, oldest first, a batch at a
+ * time (each batch one install record, its new entries placed together by OBA, its installation
+ * reads served by the entry cache where it can), runs the tables' doublings, and takes
+ * checkpoints that let the log's space be reused.
+ *
+ * <h2>Locks, outermost first</h2>
+ *
+ * <ul>
+ *   <li>{@link #appendGuard}, read side: a writer holds it from its log append until its change is
+ *       in the buffer; a checkpoint takes the write side for an instant, to read where the log
+ *       ends and where the buffer's oldest record lies as one consistent pair.
+ *   <li>A key's stripe lock in the buffer ({@link Mob#lock}): held by a writer while it decides,
+ *       logs and buffers a change of the key (at durability SYNC, through its group commit, so
+ *       that what readers see is durable), and by the flusher while it takes or releases a key.
+ *       A writer never waits for room in the log or the buffer while holding it.
+ *   <li>{@link #install}: every change of the heap and the tables (installs, doublings,
+ *       checkpoints, map creation) happens with it held, one at a time.
+ * </ul>
+ */
+public final class WriteLayer {
+    /** How the write layer behaves; see the builder's options. */
+    public record Options(Durability durability, long bufferBytes, long syncIntervalMillis, int installBatch) {}
+
+    /** When changes are durable, as the store's durability says. */
+    public enum Durability { SYNC, ASYNC, NONE }
+
+    final Storage storage;
+    final Heap heap;
+    final TableStore tables;
+    final Log log;
+    final Installer installer;
+    final Mob mob;
+    private final Options options;
+    private final LongSupplier clock;
+    private final ReentrantReadWriteLock appendGuard = new ReentrantReadWriteLock(true);
+    private final ReentrantLock install = new ReentrantLock();
+    private final Map<String, BufferedMap> maps = new ConcurrentHashMap<>();
+    private final Map<Long, BufferedMap> byId = new ConcurrentHashMap<>();
+    private final Object signal = new Object();
+    private final Thread flusher;
+    private final Stats stats = new Stats();
+    /** Handle of the block holding the checkpoint in force. */
+    private long checkpointBlock;
+    private long lastCheckpointEnd;
+    private volatile boolean closing;
+    private volatile boolean closed;
+    private volatile boolean checkpointWanted;
+    private volatile long syncWanted;
+    private volatile HtodException flusherFailure;
+    /** Why the flusher stopped for good, or null while it runs. */
+    private volatile HtodException stopped;
+    private long lastAsyncSync;
+
+    /** Counters the store's statistics read. */
+    static final class Stats {
+        long installs;
+        long installedKeys;
+        long checkpoints;
+        long doublingSteps;
+        long installFailures;
+    }
+
+    WriteLayer(Storage storage, TableStore tables, Log log, Installer installer, Mob mob, Options options,
+            LongSupplier clock, long checkpointBlock) {
+        this.storage = storage;
+        this.heap = storage.heap();
+        this.tables = tables;
+        this.log = log;
+        this.installer = installer;
+        this.mob = mob;
+        this.options = options;
+        this.clock = clock;
+        this.checkpointBlock = checkpointBlock;
+        this.lastCheckpointEnd = log.end();
+        this.lastAsyncSync = System.nanoTime();
+        for (HashtableOnDisk t : tables.maps()) {
+            BufferedMap m = new BufferedMap(this, t, mob, clock);
+            maps.put(t.name(), m);
+            byId.put(m.tableId, m);
+        }
+        this.flusher = new Thread(this::flusherLoop, "htod-flusher " + heap.device().name());
+        flusher.setDaemon(true);
+    }
+
+    void start() {
+        flusher.start();
+    }
+
+    // ------------------------------------------------------------------ maps
+
+    /** The map called {@code name}, created (durably, in one install record) if absent and {@code create}; else null. */
+    public BufferedMap map(String name, boolean create) {
+        ensureOpen();
+        BufferedMap m = maps.get(name);
+        if (m != null || !create) {
+            return m;
+        }
+        install.lock();
+        try {
+            ensureOpen();
+            m = maps.get(name);
+            if (m == null) {
+                HashtableOnDisk t = tables.table(name, true);
+                m = new BufferedMap(this, t, mob, clock);
+                byId.put(m.tableId, m);
+                maps.put(name, m);
+            }
+        } finally {
+            install.unlock();
+        }
+        return m;
+    }
+
+    public List<String> mapNames() {
+        ensureOpen();
+        return tables.names();
+    }
+
+    // ------------------------------------------------------------------ writes
+
+    void update(BufferedMap m, byte[] key, Mutation mutation) {
+        write(m, key, mutation, false);
+    }
+
+    /** An update whose mutation sees the key's entry even when it has expired. */
+    void updateRaw(BufferedMap m, byte[] key, Mutation mutation) {
+        write(m, key, mutation, true);
+    }
+
+    private void write(BufferedMap m, byte[] key, Mutation mutation, boolean raw) {
+        long hash = Hashing.hash(key);
+        ReentrantLock stripe = mob.lock(m.tableId, hash);
+        if (stripe.isHeldByCurrentThread()) {
+            throw new IllegalStateException("recursive update of map '" + m.table.name() + "': a function given to"
+                    + " compute or merge must not write the map it runs on");
+        }
+        int expected = key.length + 64;
+        Object decidedOn = null;
+        Change decided = null;
+        while (true) {
+            ensureWritable();
+            healIfNeeded();
+            mob.awaitRoom(expected);
+            appendGuard.readLock().lock();
+            stripe.lock();
+            try {
+                ensureWritable();
+                Mob.Pending p = mob.get(m.tableId, key);
+                Object state;
+                StoredEntry cur;
+                int inTable;
+                long now = clock.getAsLong();
+                if (p != null) {
+                    Mob.Value v = p.current;
+                    state = v;
+                    inTable = p.inTable;
+                    cur = v.value() != null && (raw || v.liveAt(now))
+                            ? StoredEntry.buffered(hash, v.version(), v.expiry(), key, v.value()) : null;
+                } else {
+                    StoredEntry e = m.table.read(key, true);
+                    state = e == null ? "absent" : e.version() + "@" + e.expiry() + "#" + java.util.Arrays.hashCode(e.value());
+                    inTable = e == null ? 0 : 1;
+                    cur = e == null || (!raw && e.expiredAt(now)) ? null : e;
+                }
+                // A decision made before waiting for room stands if the key has not changed since;
+                // else the mutation is asked again (as ConcurrentMap allows).
+                Change c = decided != null && state.equals(decidedOn) ? decided : mutation.apply(cur);
+                if (c == null) {
+                    return;
+                }
+                if (c.isRemove() && cur == null && (p == null ? inTable == 0 : p.current.isRemove())) {
+                    return; // nothing to remove
+                }
+                long version = c.version() != 0 ? c.version() : cur != null ? cur.version() + 1 : 1;
+                DataRecord.Op op = new DataRecord.Op(m.tableId, key, c.isRemove() ? null : c.value(), version,
+                        c.expiry());
+                ByteBuffer payload = DataRecord.encode(List.of(op));
+                Log.Appended a = log.tryAppend(DataRecord.TYPE, payload);
+                if (a == null) {
+                    decidedOn = state;
+                    decided = c;
+                    expected = payload.remaining();
+                } else {
+                    finish(a);
+                    mob.put(m.tableId, key, hash, new Mob.Value(op.value(), op.expiry(), op.version()), a.lsn(),
+                            p == null ? inTable : p.inTable);
+                    break;
+                }
+            } finally {
+                stripe.unlock();
+                appendGuard.readLock().unlock();
+            }
+            log.awaitRoom(expected);
+        }
+        nudge();
+    }
+
+    /** After an append: at SYNC, waits for its group commit (the caller still holds the key's lock). */
+    private void finish(Log.Appended a) {
+        if (options.durability() == Durability.SYNC) {
+            log.awaitDurable(a);
+        }
+    }
+
+    /** Puts many keys: a record per chunk, each put a blind write with the version it decides. Not atomic as a whole. */
+    void putAll(BufferedMap m, List<byte[]> keys, List<byte[]> values, long expiry) {
+        for (int i = 0; i < keys.size(); i++) {
+            byte[] v = values.get(i);
+            write(m, keys.get(i), cur -> Change.put(v, expiry), false);
+        }
+    }
+
+    /** One operation of a {@link #batch}: a put ({@code value} non-null, {@code version} 0 for the next) or a removal. */
+    public record BatchOp(BufferedMap map, byte[] key, byte[] value, long expiry, long version) {}
+
+    /** Most bytes a batch's operations may take: it is one log record. */
+    public long maxBatchBytes() {
+        return log.maxPayload();
+    }
+
+    /**
+     * Commits operations over maps of this store as one log record: after a crash every one of
+     * them is there, or none. A versioned put that is not newer than the key's version is left
+     * out (Thomas write rule). Returns how many operations were applied.
+     */
+    public int batch(List<BatchOp> ops) {
+        if (ops.isEmpty()) {
+            return 0;
+        }
+        List<BufferedMap> ms = new ArrayList<>(ops.size());
+        List<Long> hashes = new ArrayList<>(ops.size());
+        int bytes = 4;
+        for (BatchOp op : ops) {
+            BufferedMap m = op.map();
+            if (m.layer != this) {
+                throw new IllegalArgumentException("a batch holds operations on maps of one store");
+            }
+            ms.add(m);
+            hashes.add(Hashing.hash(op.key()));
+            bytes += 64 + op.key().length + (op.value() == null ? 0 : op.value().length);
+        }
+        if (bytes > log.maxPayload()) {
+            throw new IllegalArgumentException("a batch of about " + bytes + " bytes exceeds the log's record limit of "
+                    + log.maxPayload());
+        }
+        // every stripe the batch touches, locked in one order
+        TreeMap<Integer, ReentrantLock> locks = new TreeMap<>();
+        for (int i = 0; i < ops.size(); i++) {
+            ReentrantLock l = mob.lock(ms.get(i).tableId, hashes.get(i));
+            locks.put(System.identityHashCode(l), l);
+        }
+        while (true) {
+            ensureWritable();
+            healIfNeeded();
+            mob.awaitRoom(bytes);
+            appendGuard.readLock().lock();
+            List<ReentrantLock> held = new ArrayList<>();
+            try {
+                for (ReentrantLock l : lockOrder(locks)) {
+                    l.lock();
+                    held.add(l);
+                }
+                ensureWritable();
+                List<DataRecord.Op> logged = new ArrayList<>();
+                List<Integer> inTable = new ArrayList<>();
+                Map<BufferedMap, Map<ByteBuffer, Long>> versionsInBatch = new IdentityHashMap<>();
+                long now = clock.getAsLong();
+                for (int i = 0; i < ops.size(); i++) {
+                    BatchOp op = ops.get(i);
+                    BufferedMap m = ms.get(i);
+                    Mob.Pending p = mob.get(m.tableId, op.key());
+                    StoredEntry cur = m.current(op.key(), hashes.get(i), false);
+                    Long inBatch = versionsInBatch.computeIfAbsent(m, x -> new HashMap<>()).get(ByteBuffer.wrap(op.key()));
+                    long curVersion = inBatch != null ? inBatch : cur == null ? 0 : cur.version();
+                    if (op.value() == null) {
+                        logged.add(new DataRecord.Op(m.tableId, op.key(), null, 0, 0));
+                        versionsInBatch.get(m).put(ByteBuffer.wrap(op.key()), 0L);
+                    } else {
+                        long version = op.version() != 0 ? op.version() : curVersion + 1;
+                        if (op.version() != 0 && op.version() <= curVersion) {
+                            continue; // Thomas write rule: not newer than what the key holds
+                        }
+                        logged.add(new DataRecord.Op(m.tableId, op.key(), op.value(), version, op.expiry()));
+                        versionsInBatch.get(m).put(ByteBuffer.wrap(op.key()), version);
+                    }
+                    inTable.add(p != null ? p.inTable : m.table.read(op.key(), false) != null ? 1 : 0);
+                    ms.set(logged.size() - 1, m);
+                    hashes.set(logged.size() - 1, hashes.get(i));
+                }
+                if (logged.isEmpty()) {
+                    return 0;
+                }
+                ByteBuffer payload = DataRecord.encode(logged);
+                Log.Appended a = log.tryAppend(DataRecord.TYPE, payload);
+                if (a != null) {
+                    finish(a);
+                    for (int i = 0; i < logged.size(); i++) {
+                        DataRecord.Op op = logged.get(i);
+                        mob.put(op.tableId(), op.key(), hashes.get(i),
+                                new Mob.Value(op.value(), op.expiry(), op.version()), a.lsn(), inTable.get(i));
+                    }
+                    nudge();
+                    return logged.size();
+                }
+                bytes = payload.remaining();
+            } finally {
+                for (int i = held.size() - 1; i >= 0; i--) {
+                    held.get(i).unlock();
+                }
+                appendGuard.readLock().unlock();
+            }
+            log.awaitRoom(bytes);
+        }
+    }
+
+    private static List<ReentrantLock> lockOrder(TreeMap<Integer, ReentrantLock> locks) {
+        return new ArrayList<>(locks.values());
+    }
+
+    /** Makes every change so far durable. */
+    public void sync() {
+        ensureOpen();
+        healIfNeeded();
+        log.sync();
+    }
+
+    /** After a failed log write: the log heals (the device permitting) and what it dropped is logged again. */
+    private void healIfNeeded() {
+        if (!log.failed()) {
+            return;
+        }
+        install.lock();
+        try {
+            long from = log.heal();
+            if (from >= 0) {
+                relogFrom(from);
+            }
+        } finally {
+            install.unlock();
+        }
+    }
+
+    /**
+     * The log dropped its records from {@code from} on: at durability SYNC their writers were told
+     * and buffered nothing; at ASYNC and NONE their changes are in the buffer, acknowledged, and
+     * are logged again here, so that the next sync makes them durable.
+     */
+    private void relogFrom(long from) {
+        appendGuard.writeLock().lock();
+        try {
+            for (BufferedMap m : byId.values()) {
+                for (Mob.Pending p : mob.of(m.tableId)) {
+                    if (p.lastLsn >= from) {
+                        Mob.Value v = p.current;
+                        DataRecord.Op op = new DataRecord.Op(p.tableId, p.key, v.value(), v.version(), v.expiry());
+                        Log.Appended a = log.appendReserved(DataRecord.TYPE, DataRecord.encode(List.of(op)));
+                        ReentrantLock l = mob.lock(p.tableId, p.hash);
+                        l.lock();
+                        try {
+                            mob.put(p.tableId, p.key, p.hash, v, a.lsn(), p.inTable);
+                        } finally {
+                            l.unlock();
+                        }
+                    }
+                }
+            }
+        } finally {
+            appendGuard.writeLock().unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ the flusher
+
+    private void nudge() {
+        if (mob.bytes() > mob.capacity() / 2 || log.used() > log.regionSize() / 3) {
+            synchronized (signal) {
+                signal.notifyAll();
+            }
+        }
+    }
+
+    private boolean workDue() {
+        return closing || checkpointWanted || syncWanted > 0 || mob.bytes() > mob.capacity() / 2
+                || log.used() > log.regionSize() / 3;
+    }
+
+    private void flusherLoop() {
+        long idleSince = System.nanoTime();
+        while (true) {
+            try {
+                synchronized (signal) {
+                    long wait = Math.max(1, Math.min(options.syncIntervalMillis(), 50));
+                    if (!workDue()) {
+                        signal.wait(wait);
+                    }
+                }
+                if (options.durability() == Durability.ASYNC
+                        && System.nanoTime() - lastAsyncSync > options.syncIntervalMillis() * 1_000_000L) {
+                    lastAsyncSync = System.nanoTime();
+                    if (!log.failed()) {
+                        log.sync();
+                    }
+                }
+                boolean idle = System.nanoTime() - idleSince > 1_000_000_000L;
+                if (closing || checkpointWanted || idle || mob.bytes() > mob.capacity() / 2
+                        || log.used() > log.regionSize() / 3) {
+                    boolean all = closing || checkpointWanted || idle;
+                    boolean progress = true;
+                    while (progress) {
+                        // oldest first, a batch at a time, until below the low-water marks; a
+                        // doubling step between batches; a checkpoint whenever the log fills
+                        boolean wanted = all || mob.bytes() > mob.capacity() / 4 || log.used() > log.regionSize() / 4;
+                        progress = wanted && installOnce();
+                        progress |= doublings();
+                        if (log.used() > log.regionSize() / 3) {
+                            checkpoint(false);
+                        }
+                    }
+                    if (closing && mob.isEmpty()) {
+                        checkpoint(true);
+                        return;
+                    }
+                    if (checkpointWanted || log.used() > log.regionSize() / 3 || (idle && log.end() != lastCheckpointEnd)) {
+                        checkpoint(false);
+                        checkpointWanted = false;
+                    }
+                    idleSince = System.nanoTime();
+                }
+                flusherFailure = null;
+            } catch (InterruptedException e) {
+                return;
+            } catch (StoreClosedException e) {
+                stop(e); // the device is gone (closed under the store, as when a process dies): nothing to retry
+                return;
+            } catch (CorruptStoreException e) {
+                // Damage in the tables or the heap: installing again would meet it again. Reads go
+                // on (what they meet is reported to them); writes are refused from now on.
+                stop(e);
+                return;
+            } catch (HtodException e) {
+                flusherFailure = e;
+                stats.installFailures++;
+                if (closed || (closing && ++closingFailures >= 3)) {
+                    stop(e); // a close does not wait for a device that keeps failing
+                    return;
+                }
+                sleepQuietly(20); // a device error: try again shortly; writes keep going to the log and buffer
+            } catch (RuntimeException | Error e) {
+                stop(new HtodException("the flusher of " + heap.device().name() + " stopped: " + e, e));
+                return;
+            } finally {
+                synchronized (signal) {
+                    signal.notifyAll();
+                }
+            }
+        }
+    }
+
+    private int closingFailures;
+
+    /** The flusher stops for good: writers are told why instead of waiting for room. */
+    private void stop(HtodException why) {
+        flusherFailure = why;
+        stopped = why;
+        log.refuse(why);
+        mob.close();
+    }
+
+    private static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Installs one batch of the oldest changes; returns whether there was anything to install. */
+    boolean installOnce() {
+        install.lock();
+        try {
+            healIfNeeded();
+            // An install record costs about 44 bytes a key: keep it within the flusher's budget.
+            int keys = (int) Math.max(1, Math.min(options.installBatch(), log.flusherRecordBudget() / 48));
+            List<Mob.Pending> batch = mob.oldest(keys, Long.MAX_VALUE);
+            if (batch.isEmpty()) {
+                return false;
+            }
+            // Installation in bucket order: reads and writes land in the order of the tables'
+            // arrays (opportunistic), and a chain's changes go together.
+            batch.sort(Comparator.<Mob.Pending>comparingLong(p -> p.tableId).thenComparingLong(p -> Long.reverse(p.hash)));
+            List<Mob.Value> took = new ArrayList<>(batch.size());
+            Map<Long, List<HashtableOnDisk.Item>> items = new HashMap<>();
+            for (Mob.Pending p : batch) {
+                ReentrantLock l = mob.lock(p.tableId, p.hash);
+                l.lock();
+                try {
+                    Mob.Value v = mob.take(p);
+                    took.add(v);
+                    items.computeIfAbsent(p.tableId, t -> new ArrayList<>())
+                            .add(new HashtableOnDisk.Item(p.key, v.value(), v.expiry(), v.version()));
+                } finally {
+                    l.unlock();
+                }
+            }
+            try {
+                for (Map.Entry<Long, List<HashtableOnDisk.Item>> e : items.entrySet()) {
+                    BufferedMap m = byId.get(e.getKey());
+                    if (m == null) {
+                        throw new HtodException("the write buffer holds changes of table id 0x"
+                                + Long.toHexString(e.getKey()) + ", which no map of " + heap.device().name() + " has");
+                    }
+                    m.table.install(e.getValue());
+                }
+                tables.commit();
+            } catch (RuntimeException e) {
+                for (Mob.Pending p : batch) {
+                    ReentrantLock l = mob.lock(p.tableId, p.hash);
+                    l.lock();
+                    try {
+                        mob.abandoned(p);
+                    } finally {
+                        l.unlock();
+                    }
+                }
+                throw e;
+            }
+            for (int i = 0; i < batch.size(); i++) {
+                Mob.Pending p = batch.get(i);
+                ReentrantLock l = mob.lock(p.tableId, p.hash);
+                l.lock();
+                try {
+                    mob.installed(p, took.get(i));
+                } finally {
+                    l.unlock();
+                }
+            }
+            stats.installs++;
+            stats.installedKeys += batch.size();
+            return true;
+        } finally {
+            install.unlock();
+        }
+    }
+
+    /**
+     * One step (one install record) of each doubling that is due; returns whether any remain.
+     * The flusher interleaves them with its installs, so a doubling never stalls writers.
+     */
+    private boolean doublings() {
+        boolean more = false;
+        for (HashtableOnDisk t : tables.all()) {
+            install.lock();
+            try {
+                if (t.doublingDue()) {
+                    more |= t.doublingStep();
+                    stats.doublingSteps++;
+                }
+            } finally {
+                install.unlock();
+            }
+        }
+        return more;
+    }
+
+    /**
+     * A checkpoint: the heap's state and every table's, in a new block; the table headers; a
+     * sync; then the superblock names the block and the log positions from which recovery reads
+     * and redoes, and the log's space before them is free again. With {@code clean}, the buffer
+     * is empty and the superblock says the store was closed cleanly.
+     */
+    void checkpoint(boolean clean) {
+        install.lock();
+        try {
+            healIfNeeded();
+            tables.commit();
+            long cpLsn;
+            long start;
+            appendGuard.writeLock().lock();
+            try {
+                cpLsn = log.end();
+                start = mob.minFirstLsn(cpLsn);
+            } finally {
+                appendGuard.writeLock().unlock();
+            }
+            long old = checkpointBlock;
+            long estimate = 64L + heap.snapshot(old).remaining() + 64L * (tables.all().size() + 1) + 256;
+            long block = heap.allocate(ByteBuffer.allocate((int) estimate));
+            installer.forget(block);
+            try {
+                ByteBuffer rec = CheckpointBlock.encode(cpLsn, heap.snapshot(old), tables.states());
+                if (rec.remaining() > estimate) {
+                    throw new IllegalStateException("a checkpoint of " + rec.remaining() + " bytes outgrew its block of "
+                            + estimate);
+                }
+                heap.rewrite(block, rec);
+                tables.writeHeaders();
+                heap.sync();
+                long payloadAt = heap.address(block) + 48;
+                long len = rec.remaining();
+                long epoch = log.epoch();
+                long s = start;
+                storage.update(sb -> sb.withClean(clean).withSnapshot(payloadAt, len)
+                        .withLog(new Superblock.LogState(epoch, s, cpLsn, true)));
+            } catch (RuntimeException e) {
+                heap.release(block);
+                throw e;
+            }
+            if (old != 0) {
+                heap.release(old);
+            }
+            checkpointBlock = block;
+            lastCheckpointEnd = log.end();
+            log.release(Math.min(start, log.durable()));
+            stats.checkpoints++;
+        } finally {
+            install.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ lifecycle
+
+    public String deviceName() {
+        return heap.device().name();
+    }
+
+    void ensureOpen() {
+        if (closed || closing) {
+            throw new StoreClosedException("the store on " + heap.device().name() + " is closed");
+        }
+    }
+
+    /** For writes: open, and the flusher not stopped on damage (a write could never be installed). */
+    private void ensureWritable() {
+        ensureOpen();
+        HtodException f = stopped;
+        if (f != null) {
+            throw new HtodException("the store on " + heap.device().name() + " takes no more changes: its flusher stopped ("
+                    + f.getMessage() + "); reads go on, and reopening recovers what the log holds", f);
+        }
+    }
+
+    /** The flusher's last error, while it retries; null when it works. */
+    public HtodException flusherFailure() {
+        return flusherFailure;
+    }
+
+    /**
+     * Runs the structural verifier over the tables, with every install committed and no install
+     * running: the checkpoint's block is the one allocated block no table reaches. The buffer's
+     * changes are in memory and the log, not yet in the tables; the verifier checks what is.
+     */
+    public org.htod.table.TableVerifier.Report verify() {
+        ensureOpen();
+        install.lock();
+        try {
+            long cp = checkpointBlock;
+            tables.commit();
+            // The headers say the tables' states as of the last checkpoint; the verifier compares
+            // them with memory, so they are written now (log mode's recovery reads only their ids).
+            tables.writeHeaders();
+            return tables.verify(true, h -> h == cp);
+        } finally {
+            install.unlock();
+        }
+    }
+
+    /** Installs every buffered change and takes a checkpoint, so that a reopen after a crash reads little. */
+    public void checkpointNow() {
+        ensureOpen();
+        while (installOnce()) {
+            // everything buffered, a batch at a time
+        }
+        checkpoint(false);
+    }
+
+    /** Reads the write layer's figures for the store's statistics. */
+    Stats stats() {
+        return stats;
+    }
+
+    /**
+     * Clean shutdown: no new change is accepted, the flusher installs every buffered change and
+     * takes a last checkpoint that marks the store clean, then the device is closed. If that
+     * fails, the device is closed all the same and the next open recovers from the log.
+     */
+    public void close() {
+        synchronized (this) {
+            if (closed || closing) {
+                return;
+            }
+            closing = true;
+        }
+        appendGuard.writeLock().lock(); // wait for writers in the middle of a change
+        appendGuard.writeLock().unlock();
+        synchronized (signal) {
+            signal.notifyAll();
+        }
+        try {
+            flusher.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        closed = true;
+        mob.close();
+        log.close();
+        HtodException f = flusherFailure;
+        storage.closeDevice();
+        if (f != null && !mob.isEmpty()) {
+            throw new HtodException("the store on " + heap.device().name() + " closed without installing every change ("
+                    + f.getMessage() + "); the next open recovers them from the log", f);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package org.htod.table;
+
+import java.util.function.LongSupplier;
+
+/**
+ * The options of one store's tables, fixed when it opens. Every knob is per store: two stores in
+ * one process, or tests running side by side, never tune each other.
+ *
+ * @param syncEachWrite whether each write is made durable before it returns (durability SYNC)
+ * @param clock epoch milliseconds, for entry expiry
+ * @param loadPermille load factor of new tables, in thousandths
+ * @param cacheBytes size of the cache of entries' first bytes, 0 for none
+ * @param maxPendingLinks links or unlinked blocks that may wait in memory before a writer flushes them
+ * @param doublingMinBatch fewest old buckets a doubling moves per batch (tests lower it to get doublings
+ *     of many batches from small tables)
+ */
+public record TableOptions(boolean syncEachWrite, LongSupplier clock, int loadPermille, long cacheBytes,
+        int maxPendingLinks, int doublingMinBatch) {
+    public static final int DEFAULT_MAX_PENDING_LINKS = 8192;
+    public static final int DEFAULT_DOUBLING_MIN_BATCH = 1024;
+
+    public TableOptions {
+        if (cacheBytes < 0) {
+            throw new IllegalArgumentException("cache size must be at least 0, found " + cacheBytes);
+        }
+        if (maxPendingLinks < 1 || doublingMinBatch < 1) {
+            throw new IllegalArgumentException("maxPendingLinks and doublingMinBatch must be at least 1, found "
+                    + maxPendingLinks + " and " + doublingMinBatch);
+        }
+    }
+
+    /** The defaults: no sync per write, the system clock, load 0.75, an 8 MiB cache. */
+    public static TableOptions defaults() {
+        return new TableOptions(false, System::currentTimeMillis, HashtableOnDisk.DEFAULT_LOAD_PERMILLE, 8L << 20,
+                DEFAULT_MAX_PENDING_LINKS, DEFAULT_DOUBLING_MIN_BATCH);
+    }
+
+    public TableOptions withSyncEachWrite(boolean v) {
+        return new TableOptions(v, clock, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch);
+    }
+
+    public TableOptions withClock(LongSupplier v) {
+        return new TableOptions(syncEachWrite, v, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch);
+    }
+
+    public TableOptions withLoadPermille(int v) {
+        return new TableOptions(syncEachWrite, clock, v, cacheBytes, maxPendingLinks, doublingMinBatch);
+    }
+
+    public TableOptions withCacheBytes(long v) {
+        return new TableOptions(syncEachWrite, clock, loadPermille, v, maxPendingLinks, doublingMinBatch);
+    }
+
+    public TableOptions withMaxPendingLinks(int v) {
+        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, v, doublingMinBatch);
+    }
+
+    public TableOptions withDoublingMinBatch(int v) {
+        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, maxPendingLinks, v);
+    }
+}
