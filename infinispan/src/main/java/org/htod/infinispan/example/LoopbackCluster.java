@@ -50,7 +50,7 @@ public final class LoopbackCluster {
         String stack = stackTemplate()
                 .replace("{port}", Integer.toString(port))
                 .replace("{hosts}", hosts)
-                .replace("{fdOffset}", Integer.toString(fdOffset(port)));
+                .replace("{fdOffset}", Integer.toString(fdOffset(memberPorts)));
         GlobalConfigurationBuilder global = GlobalConfigurationBuilder.defaultClusteredBuilder();
         global.transport().clusterName("htod-loopback").nodeName(name)
                 .addProperty(JGroupsTransport.CONFIGURATION_STRING, stack);
@@ -74,11 +74,17 @@ public final class LoopbackCluster {
     }
 
     /**
-     * FD_SOCK2 listens at the TCP port plus an offset; pick one that stays a valid port and clear
-     * of the TCP ports themselves (the OS hands those out above 32768 here).
+     * FD_SOCK2 listens at the TCP port plus an offset, and looks for a member's listener at that
+     * member's TCP port plus its own offset: every member must use the same one. Pick one that
+     * keeps every member's port valid and clear of the TCP ports themselves, which the OS hands
+     * out above 32768 here: below them when all ports are high, else 1000 above (the default
+     * ports 7800 to 7802). An offset chosen per node from its own port let a node whose port lay
+     * on the other side of 40000 look for its neighbour's listener in the wrong place, and
+     * suspect it seconds after it joined, again and again.
      */
-    private static int fdOffset(int port) {
-        return port > 40000 ? -20000 : 1000;
+    private static int fdOffset(List<Integer> memberPorts) {
+        int lowest = memberPorts.stream().mapToInt(Integer::intValue).min().orElseThrow();
+        return lowest > 21024 ? -20000 : 1000;
     }
 
     private static String stackTemplate() {
