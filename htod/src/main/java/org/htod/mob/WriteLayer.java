@@ -15,6 +15,7 @@ import java.util.function.LongSupplier;
 import org.htod.core.CorruptStoreException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
+import org.htod.core.StoreFullException;
 import org.htod.core.alloc.Heap;
 import org.htod.core.container.Superblock;
 import org.htod.core.log.Log;
@@ -65,7 +66,8 @@ public final class WriteLayer {
     private final Options options;
     private final LongSupplier clock;
     private final ReentrantReadWriteLock appendGuard = new ReentrantReadWriteLock(true);
-    private final ReentrantLock install = new ReentrantLock();
+    /** Fair: a map's size waits for the install under way, not for every install the flusher queues after it. */
+    private final ReentrantLock install = new ReentrantLock(true);
     private final Map<String, BufferedMap> maps = new ConcurrentHashMap<>();
     private final Map<Long, BufferedMap> byId = new ConcurrentHashMap<>();
     private final Object signal = new Object();
@@ -172,7 +174,7 @@ public final class WriteLayer {
         while (true) {
             ensureWritable();
             healIfNeeded();
-            mob.awaitRoom(expected);
+            awaitBufferRoom(expected);
             appendGuard.readLock().lock();
             stripe.lock();
             try {
@@ -222,9 +224,43 @@ public final class WriteLayer {
                 stripe.unlock();
                 appendGuard.readLock().unlock();
             }
-            log.awaitRoom(expected);
+            awaitLogRoom(expected);
         }
         nudge();
+    }
+
+    /**
+     * Waits for room in the write buffer, which only the flusher makes. A writer waiting there
+     * while the flusher fails (a device error, which it retries) gives up with that error: the
+     * flusher may never make room, and nothing else would tell the writer.
+     */
+    private void awaitBufferRoom(long bytes) {
+        while (!mob.awaitRoom(bytes, 50)) {
+            giveUpIfFlusherFails("the write buffer");
+        }
+    }
+
+    /**
+     * Waits for room in the log, which only the flusher's checkpoints make. A writer waiting there
+     * while the flusher fails gives up with that error. Before, it waited without end: a failed
+     * heap write or sync of an install or a checkpoint leaves the log itself unfailed, so nothing
+     * woke its waiters (a power cut in HtodMapCrashTest, at NONE, hung the test that way).
+     */
+    private void awaitLogRoom(int bytes) {
+        while (!log.awaitRoom(bytes, 50)) {
+            giveUpIfFlusherFails("the log");
+        }
+    }
+
+    private void giveUpIfFlusherFails(String what) {
+        ensureWritable();
+        HtodException f = flusherFailure;
+        if (f != null) {
+            String why = what + " of " + heap.device().name() + " is full and the flusher, which makes room, fails ("
+                    + f.getMessage() + "): the change was not made";
+            // a full disk stays a StoreFullException for the writer, as it is when its own write meets it
+            throw f instanceof StoreFullException ? new StoreFullException(why, f) : new HtodException(why, f);
+        }
     }
 
     /** After an append: at SYNC, waits for its group commit (the caller still holds the key's lock). */
@@ -261,7 +297,10 @@ public final class WriteLayer {
         }
         List<BufferedMap> ms = new ArrayList<>(ops.size());
         List<Long> hashes = new ArrayList<>(ops.size());
-        int bytes = 4;
+        // Counted as WriteBatch counts them (64 bytes an operation beside key and value), so that
+        // a batch its puts accepted commits; the 64 cover an operation's 33 bytes of fields and
+        // the record's 4-byte count, so the record itself is never larger.
+        int bytes = 0;
         for (BatchOp op : ops) {
             BufferedMap m = op.map();
             if (m.layer != this) {
@@ -275,16 +314,16 @@ public final class WriteLayer {
             throw new IllegalArgumentException("a batch of about " + bytes + " bytes exceeds the log's record limit of "
                     + log.maxPayload());
         }
-        // every stripe the batch touches, locked in one order
+        // every stripe the batch touches, locked in one order: by stripe index (identity hash
+        // codes, used before, can collide, and a collision left one of the stripes unlocked)
         TreeMap<Integer, ReentrantLock> locks = new TreeMap<>();
         for (int i = 0; i < ops.size(); i++) {
-            ReentrantLock l = mob.lock(ms.get(i).tableId, hashes.get(i));
-            locks.put(System.identityHashCode(l), l);
+            locks.put(mob.stripe(ms.get(i).tableId, hashes.get(i)), mob.lock(ms.get(i).tableId, hashes.get(i)));
         }
         while (true) {
             ensureWritable();
             healIfNeeded();
-            mob.awaitRoom(bytes);
+            awaitBufferRoom(bytes);
             appendGuard.readLock().lock();
             List<ReentrantLock> held = new ArrayList<>();
             try {
@@ -295,6 +334,11 @@ public final class WriteLayer {
                 ensureWritable();
                 List<DataRecord.Op> logged = new ArrayList<>();
                 List<Integer> inTable = new ArrayList<>();
+                // The hashes of the logged operations. Not kept by overwriting ms and hashes in place,
+                // as before: a retry after a full log read them again by the index of ops, and a
+                // versioned put left out had shifted them, so a key was looked up with another
+                // key's hash (and could pass the version check it should fail).
+                List<Long> loggedHashes = new ArrayList<>();
                 Map<BufferedMap, Map<ByteBuffer, Long>> versionsInBatch = new IdentityHashMap<>();
                 long now = clock.getAsLong();
                 for (int i = 0; i < ops.size(); i++) {
@@ -316,8 +360,7 @@ public final class WriteLayer {
                         versionsInBatch.get(m).put(ByteBuffer.wrap(op.key()), version);
                     }
                     inTable.add(p != null ? p.inTable : m.table.read(op.key(), false) != null ? 1 : 0);
-                    ms.set(logged.size() - 1, m);
-                    hashes.set(logged.size() - 1, hashes.get(i));
+                    loggedHashes.add(hashes.get(i));
                 }
                 if (logged.isEmpty()) {
                     return 0;
@@ -328,7 +371,7 @@ public final class WriteLayer {
                     finish(a);
                     for (int i = 0; i < logged.size(); i++) {
                         DataRecord.Op op = logged.get(i);
-                        mob.put(op.tableId(), op.key(), hashes.get(i),
+                        mob.put(op.tableId(), op.key(), loggedHashes.get(i),
                                 new Mob.Value(op.value(), op.expiry(), op.version()), a.lsn(), inTable.get(i));
                     }
                     nudge();
@@ -341,7 +384,7 @@ public final class WriteLayer {
                 }
                 appendGuard.readLock().unlock();
             }
-            log.awaitRoom(bytes);
+            awaitLogRoom(bytes);
         }
     }
 
@@ -489,6 +532,23 @@ public final class WriteLayer {
     }
 
     private int closingFailures;
+
+    /**
+     * Runs {@code read} with no install under way, as a map's size needs: an install changes a
+     * table's count before it releases its keys from the buffer. A thread holding a key's stripe
+     * lock (running a compute function) runs it as it is, since an install may wait for that lock.
+     */
+    long betweenInstalls(LongSupplier read) {
+        if (mob.holdsAStripe()) {
+            return read.getAsLong();
+        }
+        install.lock();
+        try {
+            return read.getAsLong();
+        } finally {
+            install.unlock();
+        }
+    }
 
     /** The flusher stops for good: writers are told why instead of waiting for room. */
     private void stop(HtodException why) {

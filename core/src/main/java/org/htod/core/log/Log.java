@@ -158,6 +158,30 @@ public final class Log {
         }
     }
 
+    /**
+     * {@link #awaitRoom(int)} for at most {@code millis}: whether a record of {@code payloadBytes}
+     * now fits without the flusher's reserve. For a writer that must not wait without end on a
+     * flusher that keeps failing.
+     */
+    public synchronized boolean awaitRoom(int payloadBytes, long millis) {
+        int len = Records.length(payloadBytes);
+        long deadline = System.nanoTime() + millis * 1_000_000L;
+        while (len + padBefore(len) > regionSize - (end - start) - reserve) {
+            ensureUsable();
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            try {
+                wait(Math.max(1, left / 1_000_000L));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new HtodException("interrupted while waiting on the log of " + dev.name(), e);
+            }
+        }
+        return true;
+    }
+
     private void checkSize(ByteBuffer payload) {
         if (payload.remaining() > maxPayload()) {
             throw new IllegalArgumentException("a log record carries at most " + maxPayload() + " bytes (about 1/8 of the "
