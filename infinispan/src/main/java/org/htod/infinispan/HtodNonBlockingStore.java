@@ -58,6 +58,8 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
     private Path file;
     /** The open maps; null before start and after stop. */
     private volatile SegmentMaps maps;
+    /** Entries of the cache the file held when it was opened, before any write of this run; -1 before start. */
+    private volatile long entriesAtStart = -1;
 
     @Override
     public CompletionStage<Void> start(InitializationContext ctx) {
@@ -79,8 +81,9 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
             try {
                 SegmentMaps m = SegmentMaps.open(store, file.toString(), segmented, segmentCount);
                 if (purge) {
-                    m.existing(null).forEach(HtodMap::clear);
+                    m.existing(null).forEach(map -> BatchWriter.removeAll(store, map, null));
                 }
+                entriesAtStart = m.count(null);
                 maps = m;
             } catch (RuntimeException e) {
                 store.close();
@@ -93,6 +96,9 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         try {
             Files.createDirectories(path.getParent());
             return Htod.builder(path)
+                    .directMode(config.directMode())
+                    .logSize(config.logSize())
+                    .bufferSize(config.bufferSize())
                     .durability(config.durability())
                     .syncInterval(Duration.ofMillis(config.syncInterval()))
                     .cacheSize(config.cacheSize())
@@ -151,6 +157,22 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         return m == null ? null : m.store().recoveryReport();
     }
 
+    /**
+     * Entries of the cache (expired ones not yet purged included) the file held as this store
+     * opened it, before any write of this run and before state transfer: what a restart found on
+     * disk, in log mode as in direct mode (whose recovery report also counts them, where log
+     * mode's recovery reads only its log). -1 before start.
+     */
+    public long entriesAtStart() {
+        return entriesAtStart;
+    }
+
+    /** Whether the store writes through htod's log (the default) rather than in direct mode; false before start. */
+    public boolean logged() {
+        SegmentMaps m = maps;
+        return m != null && m.store().logged();
+    }
+
     // ------------------------------------------------------------------ single entries
 
     @Override
@@ -191,7 +213,7 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         byte[] k = trimmed(entry.getKeyBytes());
         byte[] v = EntryLayout.encode(entry);
         try {
-            checkSize(k, v);
+            checkSize(m, k, v);
         } catch (PersistenceException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -232,7 +254,7 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
                 .flatMap(sp -> Flowable.fromPublisher(sp).doOnNext(me -> {
                     byte[] k = trimmed(me.getKeyBytes());
                     byte[] v = EntryLayout.encode(me);
-                    checkSize(k, v);
+                    checkSize(m, k, v);
                     batch.write(sp.getSegment(), k, v);
                 }), Math.max(1, publisherCount))
                 .count();
@@ -263,7 +285,7 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         return blocking.runBlocking(() -> {
             try {
                 if (m.segmented()) {
-                    m.existing(segments).forEach(HtodMap::clear);
+                    m.existing(segments).forEach(map -> BatchWriter.removeAll(m.store(), map, null));
                 } else {
                     removeBySegment(m, segments);
                 }
@@ -276,7 +298,7 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
     /** A non-segmented store keeps all segments in one map: their keys are found by scanning it. */
     private void removeBySegment(SegmentMaps m, IntSet segments) {
         for (HtodMap<byte[], byte[]> map : m.existing(null)) {
-            map.keySet().removeIf(k -> segments.contains(partitioner.getSegment(unmarshalKey(k))));
+            BatchWriter.removeAll(m.store(), map, k -> segments.contains(partitioner.getSegment(unmarshalKey(k))));
         }
     }
 
@@ -285,7 +307,7 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         SegmentMaps m = running();
         return blocking.runBlocking(() -> {
             try {
-                m.existing(null).forEach(HtodMap::clear);
+                m.existing(null).forEach(map -> BatchWriter.removeAll(m.store(), map, null));
             } catch (HtodException e) {
                 throw failure("clearing", e);
             }
@@ -298,10 +320,15 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         return Flowable.fromPublisher(publishEntries(segments, null, false)).count().toCompletionStage();
     }
 
-    /** Entries of {@code segments}, expired ones not yet purged included: O(1) per segment, no I/O. */
+    /**
+     * Entries of {@code segments}, expired ones not yet purged included: the maps' counts, which
+     * htod keeps in memory. On a blocking thread all the same: in log mode a count may first look
+     * up, once, whether keys the log replayed after a crash were already in their table.
+     */
     @Override
     public CompletionStage<Long> approximateSize(IntSet segments) {
-        return CompletableFuture.completedFuture(running().count(segments));
+        SegmentMaps m = running();
+        return blocking.supplyBlocking(() -> m.count(segments), "htod-approximate-size");
     }
 
     @Override
@@ -387,12 +414,18 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         }
     }
 
-    /** htod's limits, checked before any I/O so that the caller gets the error, not a half-done batch. */
-    private void checkSize(byte[] k, byte[] v) {
-        if (k.length > Htod.MAX_KEY_BYTES || v.length > Htod.MAX_VALUE_BYTES) {
+    /**
+     * htod's limits, checked before any I/O so that the caller gets the error, not a half-done
+     * batch. In log mode an entry must fit one log record: an eighth of the log region, less a
+     * key's room (about 8 MiB with the default log size); in direct mode 256 MiB.
+     */
+    private void checkSize(SegmentMaps m, byte[] k, byte[] v) {
+        long maxValue = m.store().maxValueBytes();
+        if (k.length > Htod.MAX_KEY_BYTES || v.length > maxValue) {
             throw new PersistenceException("htod store " + file + " takes keys of at most " + Htod.MAX_KEY_BYTES
-                    + " bytes and entries of at most " + Htod.MAX_VALUE_BYTES + " bytes; this one has a key of " + k.length
-                    + " bytes and an entry of " + v.length);
+                    + " bytes and entries of at most " + maxValue + " bytes" + (m.store().logged()
+                            ? " (one log record; a larger log-size takes larger entries)" : "")
+                    + "; this one has a key of " + k.length + " bytes and an entry of " + v.length);
         }
     }
 

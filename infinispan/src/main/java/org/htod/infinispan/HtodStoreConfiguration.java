@@ -32,10 +32,20 @@ public class HtodStoreConfiguration extends AbstractStoreConfiguration<HtodStore
     static final AttributeDefinition<Integer> GRAIN = AttributeDefinition.builder("grain", 512).immutable().build();
     static final AttributeDefinition<Double> LOAD_FACTOR =
             AttributeDefinition.builder("load-factor", 0.75).immutable().build();
+    /** htod's default: log mode, the mode in which a batch is atomic and a crash reopen replays the log. */
+    static final AttributeDefinition<Boolean> DIRECT_MODE =
+            AttributeDefinition.builder("direct-mode", false).immutable().build();
+    /** htod's default log region of a new file, 64 MiB: an eighth of it is the largest batch kept whole. */
+    static final long DEFAULT_LOG_SIZE = 64L << 20;
+    static final AttributeDefinition<Long> LOG_SIZE =
+            AttributeDefinition.builder("log-size", DEFAULT_LOG_SIZE).immutable().build();
+    static final AttributeDefinition<Long> BUFFER_SIZE =
+            AttributeDefinition.builder("buffer-size", Htod.DEFAULT_BUFFER_SIZE).immutable().build();
 
     public static AttributeSet attributeDefinitionSet() {
         return new AttributeSet(HtodStoreConfiguration.class, AbstractStoreConfiguration.attributeDefinitionSet(), LOCATION,
-                DURABILITY, SYNC_INTERVAL, CACHE_SIZE, STORAGE_METHOD, GRAIN, LOAD_FACTOR);
+                DURABILITY, SYNC_INTERVAL, CACHE_SIZE, STORAGE_METHOD, GRAIN, LOAD_FACTOR, DIRECT_MODE, LOG_SIZE,
+                BUFFER_SIZE);
     }
 
     public HtodStoreConfiguration(AttributeSet attributes, AsyncStoreConfiguration async) {
@@ -75,5 +85,24 @@ public class HtodStoreConfiguration extends AbstractStoreConfiguration<HtodStore
     /** Entries per bucket above which a segment's table doubles. */
     public double loadFactor() {
         return attributes.attribute(LOAD_FACTOR).get();
+    }
+
+    /**
+     * Whether htod writes straight into its tables (direct mode) instead of through its log and
+     * write buffer; default false: log mode, in which each Infinispan batch is one atomic htod
+     * {@code WriteBatch} and a crash reopen replays the log instead of walking every entry.
+     */
+    public boolean directMode() {
+        return attributes.attribute(DIRECT_MODE).get();
+    }
+
+    /** Bytes of a new file's log region (log mode); an eighth of it is the largest batch committed whole. */
+    public long logSize() {
+        return attributes.attribute(LOG_SIZE).get();
+    }
+
+    /** Bytes of memory for htod's write buffer (log mode): changes logged, not yet installed in the tables. */
+    public long bufferSize() {
+        return attributes.attribute(BUFFER_SIZE).get();
     }
 }

@@ -1,10 +1,13 @@
 package org.htod.infinispan;
 
+import static org.htod.infinispan.HtodStoreConfiguration.BUFFER_SIZE;
 import static org.htod.infinispan.HtodStoreConfiguration.CACHE_SIZE;
+import static org.htod.infinispan.HtodStoreConfiguration.DIRECT_MODE;
 import static org.htod.infinispan.HtodStoreConfiguration.DURABILITY;
 import static org.htod.infinispan.HtodStoreConfiguration.GRAIN;
 import static org.htod.infinispan.HtodStoreConfiguration.LOAD_FACTOR;
 import static org.htod.infinispan.HtodStoreConfiguration.LOCATION;
+import static org.htod.infinispan.HtodStoreConfiguration.LOG_SIZE;
 import static org.htod.infinispan.HtodStoreConfiguration.STORAGE_METHOD;
 import static org.htod.infinispan.HtodStoreConfiguration.SYNC_INTERVAL;
 
@@ -90,6 +93,41 @@ public class HtodStoreConfigurationBuilder
         return this;
     }
 
+    /**
+     * Direct mode: htod writes straight into its tables instead of through its log. Default false
+     * (log mode), which this store is built for: a batch ({@code putAll}, a transaction's commit,
+     * a write-behind flush) is atomic on disk, a durable write costs one shared sync, and a crash
+     * reopen replays the log. Direct mode applies batches entry by entry (not atomic across a
+     * crash) and walks every entry after a crash; it is for files that must stay readable by
+     * direct mode only, or for comparison.
+     */
+    public HtodStoreConfigurationBuilder directMode(boolean direct) {
+        attributes.attribute(DIRECT_MODE).set(direct);
+        return this;
+    }
+
+    /**
+     * Bytes of a new file's log region, a multiple of 4096 and at least 64 KiB in log mode;
+     * default 64 MiB. An eighth of it is the largest batch committed as one atomic record (and
+     * the largest entry log mode takes); read from the file afterwards.
+     */
+    public HtodStoreConfigurationBuilder logSize(long bytes) {
+        checkLogSize(bytes);
+        attributes.attribute(LOG_SIZE).set(bytes);
+        return this;
+    }
+
+    /**
+     * Bytes of memory for htod's write buffer (log mode): changes logged but not yet installed in
+     * the tables, which reads look into first; writers wait while it is full. At least 64 KiB;
+     * default 64 MiB, per cache and node.
+     */
+    public HtodStoreConfigurationBuilder bufferSize(long bytes) {
+        checkBufferSize(bytes);
+        attributes.attribute(BUFFER_SIZE).set(bytes);
+        return this;
+    }
+
     @Override
     public void validate() {
         super.validate();
@@ -97,6 +135,12 @@ public class HtodStoreConfigurationBuilder
         checkCacheSize(attributes.attribute(CACHE_SIZE).get());
         checkGrain(attributes.attribute(GRAIN).get());
         checkLoadFactor(attributes.attribute(LOAD_FACTOR).get());
+        checkLogSize(attributes.attribute(LOG_SIZE).get());
+        checkBufferSize(attributes.attribute(BUFFER_SIZE).get());
+        if (!attributes.attribute(DIRECT_MODE).get() && attributes.attribute(LOG_SIZE).get() < MIN_LOG_SIZE) {
+            throw new CacheConfigurationException("htod-store attribute log-size: log mode needs at least " + MIN_LOG_SIZE
+                    + " bytes, found " + attributes.attribute(LOG_SIZE).get() + " (or set direct-mode)");
+        }
         if (attributes.attribute(DURABILITY).get() == null || attributes.attribute(STORAGE_METHOD).get() == null) {
             throw new CacheConfigurationException("htod-store: durability and storage-method must be set");
         }
@@ -138,6 +182,17 @@ public class HtodStoreConfigurationBuilder
     private static void checkLoadFactor(double entriesPerBucket) {
         htodCheck(() -> PROBE.get().loadFactor(entriesPerBucket), "load-factor");
     }
+
+    private static void checkLogSize(long bytes) {
+        htodCheck(() -> PROBE.get().logSize(bytes), "log-size");
+    }
+
+    private static void checkBufferSize(long bytes) {
+        htodCheck(() -> PROBE.get().bufferSize(bytes), "buffer-size");
+    }
+
+    /** The smallest log region htod's log mode works with. */
+    static final long MIN_LOG_SIZE = 64L << 10;
 
     /** A builder that is never opened: making one touches no file. */
     private static final Supplier<Htod.Builder> PROBE = () -> Htod.builder(Path.of("unopened.htod"));

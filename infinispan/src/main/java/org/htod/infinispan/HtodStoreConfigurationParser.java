@@ -52,6 +52,9 @@ public class HtodStoreConfigurationParser implements ConfigurationParser {
                     case "storage-method" -> store.storageMethod(StorageMethod.valueOf(value));
                     case "grain" -> store.grain(Integer.parseInt(value));
                     case "load-factor" -> store.loadFactor(Double.parseDouble(value));
+                    case "direct-mode" -> store.directMode(parseBoolean(value));
+                    case "log-size" -> store.logSize(Long.parseLong(value));
+                    case "buffer-size" -> store.bufferSize(Long.parseLong(value));
                     default -> CacheParser.parseStoreAttribute(reader, i, store);
                 }
             } catch (IllegalArgumentException e) { // NumberFormatException too: a value of the wrong form
@@ -61,6 +64,15 @@ public class HtodStoreConfigurationParser implements ConfigurationParser {
         while (reader.inTag()) {
             CacheParser.parseStoreElement(reader, store);
         }
+    }
+
+    /** "true" or "false", nothing else: Boolean.parseBoolean would read a typo as false. */
+    private static boolean parseBoolean(String value) {
+        return switch (value) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException("not a boolean: " + value);
+        };
     }
 
     @Override

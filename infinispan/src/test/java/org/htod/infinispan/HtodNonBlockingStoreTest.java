@@ -1,5 +1,6 @@
 package org.htod.infinispan;
 
+import static org.testng.Assert.assertEquals;
 import static org.testng.Assert.assertTrue;
 import static org.testng.Assert.expectThrows;
 
@@ -19,24 +20,28 @@ import org.testng.annotations.Test;
  * Infinispan's own unit kit for stores, every call wrapped by its EnsureNonBlockingStore so that
  * BlockHound fails the test if a store method blocks its caller: loads, writes, deletes, batches,
  * expiry by lifespan and max idle with a controlled clock, purge, restart, sizes, segment removal.
- * Run segmented (a map per segment) and non-segmented (one map).
+ * Run segmented (a map per segment) and non-segmented (one map) in log mode, the default, and
+ * segmented in direct mode, whose batches and clears take the paths without WriteBatch.
  */
 @Test(groups = "unit", testName = "persistence.htod.HtodNonBlockingStoreTest")
 public class HtodNonBlockingStoreTest extends BaseNonBlockingStoreTest {
     private final boolean segmented;
+    private final boolean direct;
 
-    public HtodNonBlockingStoreTest(boolean segmented) {
+    public HtodNonBlockingStoreTest(boolean segmented, boolean direct) {
         this.segmented = segmented;
+        this.direct = direct;
     }
 
     @Factory
     public static Object[] factory() {
-        return new Object[] {new HtodNonBlockingStoreTest(true), new HtodNonBlockingStoreTest(false)};
+        return new Object[] {new HtodNonBlockingStoreTest(true, false), new HtodNonBlockingStoreTest(false, false),
+                new HtodNonBlockingStoreTest(true, true)};
     }
 
     @Override
     protected String parameters() {
-        return "[segmented=" + segmented + "]";
+        return "[segmented=" + segmented + (direct ? ", direct mode" : "") + "]";
     }
 
     @AfterClass(alwaysRun = true)
@@ -59,6 +64,11 @@ public class HtodNonBlockingStoreTest extends BaseNonBlockingStoreTest {
         assertTrue(store.contains("small"));
     }
 
+    /** Log mode unless direct mode is asked for. */
+    public void testModeIsTheOneConfigured() {
+        assertEquals(((HtodNonBlockingStore<?, ?>) store.delegate()).logged(), !direct);
+    }
+
     @Override
     protected NonBlockingStore<Object, Object> createStore() {
         return new HtodNonBlockingStore<>();
@@ -69,8 +79,9 @@ public class HtodNonBlockingStoreTest extends BaseNonBlockingStoreTest {
         // Each variant in a directory of its own under the kit's global persistent location.
         return builder.persistence()
                 .addStore(HtodStoreConfigurationBuilder.class)
-                .location(segmented ? "segmented" : "single")
+                .location((segmented ? "segmented" : "single") + (direct ? "-direct" : ""))
                 .segmented(segmented)
+                .directMode(direct)
                 .build();
     }
 }

@@ -1,10 +1,12 @@
 package org.htod.infinispan;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.htod.Durability;
+import org.htod.Htod;
 import org.htod.StorageMethod;
 import org.infinispan.commons.CacheConfigurationException;
 import org.infinispan.configuration.cache.Configuration;
@@ -41,6 +43,20 @@ class HtodStoreConfigurationTest {
         HtodStoreConfiguration c = (HtodStoreConfiguration) b.build().persistence().stores().get(0);
         assertEquals(Durability.SYNC, c.durability());
         assertEquals(null, c.location());
+        assertFalse(c.directMode(), "log mode by default: atomic batches, a crash reopen that replays the log");
+        assertEquals(64L << 20, c.logSize());
+        assertEquals(Htod.DEFAULT_BUFFER_SIZE, c.bufferSize());
+    }
+
+    @Test
+    void directModeAndTheLogsSizesAreSet() {
+        ConfigurationBuilder b = new ConfigurationBuilder();
+        b.persistence().addStore(HtodStoreConfigurationBuilder.class).directMode(true).logSize(1 << 20)
+                .bufferSize(1 << 20);
+        HtodStoreConfiguration c = (HtodStoreConfiguration) b.build().persistence().stores().get(0);
+        assertTrue(c.directMode());
+        assertEquals(1 << 20, c.logSize());
+        assertEquals(1 << 20, c.bufferSize());
     }
 
     @Test
@@ -50,6 +66,17 @@ class HtodStoreConfigurationTest {
         assertMessage(assertThrows(CacheConfigurationException.class, () -> b.cacheSize(-1)), "cache-size");
         assertMessage(assertThrows(CacheConfigurationException.class, () -> b.loadFactor(0)), "load-factor");
         assertMessage(assertThrows(CacheConfigurationException.class, () -> b.syncInterval(0)), "sync-interval");
+        assertMessage(assertThrows(CacheConfigurationException.class, () -> b.logSize(1000)), "log-size");
+        assertMessage(assertThrows(CacheConfigurationException.class, () -> b.bufferSize(1000)), "buffer-size");
+    }
+
+    @Test
+    void logModeNeedsALogRegion() {
+        ConfigurationBuilder b = new ConfigurationBuilder();
+        HtodStoreConfigurationBuilder store = b.persistence().addStore(HtodStoreConfigurationBuilder.class).logSize(0);
+        assertMessage(assertThrows(CacheConfigurationException.class, b::build), "log-size");
+        store.directMode(true);
+        assertEquals(0, ((HtodStoreConfiguration) b.build().persistence().stores().get(0)).logSize());
     }
 
     @Test
@@ -67,7 +94,8 @@ class HtodStoreConfigurationTest {
         String xml = "<infinispan><cache-container><local-cache name=\"pages\"><persistence>"
                 + "<htod-store xmlns=\"urn:htod:infinispan:store:1.0\" location=\"pages\" durability=\"NONE\""
                 + " cache-size=\"1048576\" storage-method=\"PFL\" grain=\"256\" load-factor=\"2.0\" sync-interval=\"50\""
-                + " preload=\"true\" segmented=\"false\"/>"
+                + " preload=\"true\" segmented=\"false\" direct-mode=\"true\" log-size=\"1048576\""
+                + " buffer-size=\"2097152\"/>"
                 + "</persistence></local-cache></cache-container></infinispan>";
         ConfigurationBuilderHolder holder = new ParserRegistry().parse(xml);
         Configuration cache = holder.getNamedConfigurationBuilders().get("pages").build();
@@ -81,6 +109,9 @@ class HtodStoreConfigurationTest {
         assertEquals(50, c.syncInterval());
         assertTrue(c.preload());
         assertEquals(false, c.segmented());
+        assertTrue(c.directMode());
+        assertEquals(1 << 20, c.logSize());
+        assertEquals(2 << 20, c.bufferSize());
     }
 
     @Test
@@ -90,6 +121,8 @@ class HtodStoreConfigurationTest {
                 + "</persistence></local-cache></cache-container></infinispan>";
         RuntimeException e = assertThrows(RuntimeException.class, () -> new ParserRegistry().parse(xml));
         assertMessage(e, "durability");
+        String typo = xml.replace("durability=\"SOMETIMES\"", "direct-mode=\"yes\"");
+        assertMessage(assertThrows(RuntimeException.class, () -> new ParserRegistry().parse(typo)), "direct-mode");
     }
 
     private static void assertMessage(Throwable e, String part) {

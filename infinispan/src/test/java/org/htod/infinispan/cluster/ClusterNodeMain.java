@@ -23,7 +23,9 @@ import org.infinispan.manager.DefaultCacheManager;
  * PUT a b     puts key-i = value-i for a <= i < b, printing "ACK i" as each put returns, then "DONE"
  * CHECK a b   reads keys a..b-1 through this node: "CHECKED missing wrong firstBad"
  * MEMBERS     "MEMBERS n": members of the cluster view
- * REPORT      "REPORT clean entries tookMs stored": what opening the htod store found, and its size now
+ * REPORT      "REPORT clean entriesAtStart tookMs stored logged": what opening the htod store found
+ *             (whether it was closed cleanly, the cache's entries in the file, how long the open took),
+ *             its size now, and whether it writes through htod's log
  * QUIT        stops the node and exits
  * </pre>
  *
@@ -76,7 +78,8 @@ public final class ClusterNodeMain {
                     RecoveryReport r = store.recoveryReport();
                     long stored = store.approximateSize(IntSets.immutableRangeSet(
                             cache.getCacheConfiguration().clustering().hash().numSegments())).toCompletableFuture().join();
-                    out.println("REPORT " + r.clean() + " " + r.entriesCounted() + " " + r.took().toMillis() + " " + stored);
+                    out.println("REPORT " + r.clean() + " " + store.entriesAtStart() + " " + r.took().toMillis() + " " + stored + " "
+                            + store.logged());
                 }
                 case "QUIT" -> {
                     node.stop();
