@@ -58,8 +58,6 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
     private Path file;
     /** The open maps; null before start and after stop. */
     private volatile SegmentMaps maps;
-    /** Entries of the cache the file held when it was opened, before any write of this run; -1 before start. */
-    private volatile long entriesAtStart = -1;
 
     @Override
     public CompletionStage<Void> start(InitializationContext ctx) {
@@ -83,7 +81,6 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
                 if (purge) {
                     m.existing(null).forEach(map -> BatchWriter.removeAll(store, map, null));
                 }
-                entriesAtStart = m.count(null);
                 maps = m;
             } catch (RuntimeException e) {
                 store.close();
@@ -155,16 +152,6 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
     public RecoveryReport recoveryReport() {
         SegmentMaps m = maps;
         return m == null ? null : m.store().recoveryReport();
-    }
-
-    /**
-     * Entries of the cache (expired ones not yet purged included) the file held as this store
-     * opened it, before any write of this run and before state transfer: what a restart found on
-     * disk, in log mode as in direct mode (whose recovery report also counts them, where log
-     * mode's recovery reads only its log). -1 before start.
-     */
-    public long entriesAtStart() {
-        return entriesAtStart;
     }
 
     /** Whether the store writes through htod's log (the default) rather than in direct mode; false before start. */

@@ -142,8 +142,7 @@ public final class LoopbackCluster {
                     nodes.get(1).getCache(CACHE_NAME).getCacheConfiguration().clustering().hash().numSegments()))
                     .toCompletableFuture().join();
             System.out.println("node-1 restarted on its htod file in " + r.took().toMillis() + " ms ("
-                    + (r.clean() ? "closed cleanly" : "after a crash") + ", " + restarted.entriesAtStart()
-                    + " entries in it), holding " + held
+                    + (r.clean() ? "closed cleanly" : "after a crash") + "), holding " + held
                     + " entries as an owner; it reads " + readAll(nodes.get(1), keys) + " of " + keys);
         } finally {
             if (!nodes.isEmpty() && nodes.get(0).getStatus().allowInvocations()) {

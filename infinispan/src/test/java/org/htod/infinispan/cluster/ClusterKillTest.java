@@ -71,8 +71,9 @@ class ClusterKillTest {
             String[] report = restarted.ask("REPORT", "REPORT", STEP).split(" ");
             assertEquals("false", report[1], "node-1's htod store must know it was not closed");
             assertEquals("true", report[5], "the store writes through htod's log by default");
-            // The cache's entries in the file as the store opened it, before state transfer adds any:
-            // in log mode what the checkpoint's tables and the replayed log hold.
+            // The cache's entries in the file as the restart found it, before state transfer adds any,
+            // counted on a copy before the node started: in log mode what the checkpoint's tables
+            // and the replayed log hold.
             long recovered = Long.parseLong(report[2]);
             System.out.printf("node-1 killed after acknowledging keys up to %d; its store held %d entries before, "
                     + "reopened after the kill in %s ms with %d%n", lastAck, heldBefore, report[3], recovered);
