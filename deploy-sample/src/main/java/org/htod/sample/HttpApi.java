@@ -63,7 +63,8 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
     /** A request refused with {@code status} and a one-line reason. */
     static final class Refusal extends RuntimeException {
         private static final long serialVersionUID = 1L;
-        final HttpResponseStatus status;
+        /** Never serialized: a refusal lives within one request's handling. */
+        final transient HttpResponseStatus status;
 
         Refusal(HttpResponseStatus status, String message) {
             super(message, null, false, false);

@@ -99,6 +99,8 @@ final class Mob {
     private final ConcurrentSkipListSet<Pending> queue = new ConcurrentSkipListSet<>(
             Comparator.<Pending>comparingLong(p -> p.firstLsn).thenComparingLong(p -> p.seq));
     private final ConcurrentHashMap<Long, LongAdder> deltas = new ConcurrentHashMap<>();
+    /** Per map, its keys whose {@link Pending#inTable} is {@link #UNKNOWN}: a size resolves them only while some are. */
+    private final ConcurrentHashMap<Long, LongAdder> unknowns = new ConcurrentHashMap<>();
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     private final AtomicLong bytes = new AtomicLong();
     private final AtomicLong seq = new AtomicLong();
@@ -116,7 +118,12 @@ final class Mob {
 
     /** The lock of a key's stripe. */
     ReentrantLock lock(long tableId, long hash) {
-        return stripes[(int) ((hash ^ tableId * 0x9E3779B97F4A7C15L) >>> 56)];
+        return stripes[stripe(tableId, hash)];
+    }
+
+    /** The index of a key's stripe: the order in which a batch takes the locks of its keys. */
+    int stripe(long tableId, long hash) {
+        return (int) ((hash ^ tableId * 0x9E3779B97F4A7C15L) >>> 56);
     }
 
     /** Whether the calling thread holds a stripe lock (it runs a compute function, say). */
@@ -151,6 +158,9 @@ final class Mob {
             map.put(k, p);
             bytes.addAndGet(p.bytes());
             delta(tableId).add(p.delta());
+            if (inTable == UNKNOWN) {
+                unknowns(tableId).increment();
+            }
             return;
         }
         int oldBytes = p.bytes();
@@ -170,9 +180,16 @@ final class Mob {
         return deltas.computeIfAbsent(tableId, t -> new LongAdder());
     }
 
+    private LongAdder unknowns(long tableId) {
+        return unknowns.computeIfAbsent(tableId, t -> new LongAdder());
+    }
+
     /** Keys in the buffer beyond what a map's table counts (a key only here +1, removed here but in the table -1). */
     long delta(long tableIdOf, boolean resolve, java.util.function.Predicate<Pending> inTable) {
-        if (resolve) {
+        // Only while the map has keys of unknown standing (after a replay): else a size would walk
+        // the whole buffer, every map's keys, for each map it is asked of.
+        LongAdder unknown = unknowns.get(tableIdOf);
+        if (resolve && unknown != null && unknown.sum() > 0) {
             for (Pending p : map.values()) {
                 if (p.tableId == tableIdOf && p.inTable == UNKNOWN) {
                     ReentrantLock l = lock(p.tableId, p.hash);
@@ -182,6 +199,7 @@ final class Mob {
                             int before = p.delta();
                             p.inTable = inTable.test(p) ? 1 : 0;
                             delta(p.tableId).add(p.delta() - before);
+                            unknown.decrement();
                         }
                     } finally {
                         l.unlock();
@@ -223,6 +241,9 @@ final class Mob {
     void installed(Pending p, Value took) {
         int oldDelta = p.delta();
         int tableHolds = took.isRemove() ? 0 : 1;
+        if (p.inTable == UNKNOWN) {
+            unknowns(p.tableId).decrement(); // known from now on, or gone
+        }
         if (p.lastLsn == p.taken) {
             map.remove(Key.of(p.tableId, p.key), p);
             queue.remove(p);
@@ -249,6 +270,9 @@ final class Mob {
         // The failed install may have linked the key in the table's memory before it failed (its
         // links wait for the next commit): whether the table holds it is looked up again.
         int before = p.delta();
+        if (p.inTable != UNKNOWN) {
+            unknowns(p.tableId).increment(); // a size resolves it again
+        }
         p.inTable = UNKNOWN;
         delta(p.tableId).add(p.delta() - before);
     }

@@ -66,7 +66,8 @@ public final class WriteLayer {
     private final Options options;
     private final LongSupplier clock;
     private final ReentrantReadWriteLock appendGuard = new ReentrantReadWriteLock(true);
-    private final ReentrantLock install = new ReentrantLock();
+    /** Fair: a map's size waits for the install under way, not for every install the flusher queues after it. */
+    private final ReentrantLock install = new ReentrantLock(true);
     private final Map<String, BufferedMap> maps = new ConcurrentHashMap<>();
     private final Map<Long, BufferedMap> byId = new ConcurrentHashMap<>();
     private final Object signal = new Object();
@@ -187,7 +188,7 @@ public final class WriteLayer {
         while (true) {
             ensureWritable();
             healIfNeeded();
-            mob.awaitRoom(expected);
+            awaitBufferRoom(expected);
             appendGuard.readLock().lock();
             stripe.lock();
             try {
@@ -237,9 +238,22 @@ public final class WriteLayer {
                 stripe.unlock();
                 appendGuard.readLock().unlock();
             }
-            log.awaitRoom(expected);
+            awaitLogRoom(expected);
         }
         nudge();
+    }
+
+    /**
+     * Waits for room in the write buffer, which only the flusher makes; a writer that sees the
+     * flusher fail meanwhile gets its error (see {@code Mob.stall}).
+     */
+    private void awaitBufferRoom(long bytes) {
+        mob.awaitRoom(bytes);
+    }
+
+    /** Waits for room in the log, which only the flusher's checkpoints make (see {@code Log.stall}). */
+    private void awaitLogRoom(int bytes) {
+        log.awaitRoom(bytes);
     }
 
     /** After an append: at SYNC, waits for its group commit (the caller still holds the key's lock). */
@@ -291,16 +305,16 @@ public final class WriteLayer {
             throw new IllegalArgumentException("a batch of about " + bytes + " bytes exceeds the log's record limit of "
                     + log.maxPayload());
         }
-        // every stripe the batch touches, locked in one order
+        // every stripe the batch touches, locked in one order: by stripe index (identity hash
+        // codes, used before, can collide, and a collision left one of the stripes unlocked)
         TreeMap<Integer, ReentrantLock> locks = new TreeMap<>();
         for (int i = 0; i < ops.size(); i++) {
-            ReentrantLock l = mob.lock(ms.get(i).tableId, hashes.get(i));
-            locks.put(System.identityHashCode(l), l);
+            locks.put(mob.stripe(ms.get(i).tableId, hashes.get(i)), mob.lock(ms.get(i).tableId, hashes.get(i)));
         }
         while (true) {
             ensureWritable();
             healIfNeeded();
-            mob.awaitRoom(bytes);
+            awaitBufferRoom(bytes);
             appendGuard.readLock().lock();
             List<ReentrantLock> held = new ArrayList<>();
             try {
@@ -311,6 +325,11 @@ public final class WriteLayer {
                 ensureWritable();
                 List<DataRecord.Op> logged = new ArrayList<>();
                 List<Integer> inTable = new ArrayList<>();
+                // The hashes of the logged operations. Not kept by overwriting ms and hashes in place,
+                // as before: a retry after a full log read them again by the index of ops, and a
+                // versioned put left out had shifted them, so a key was looked up with another
+                // key's hash (and could pass the version check it should fail).
+                List<Long> loggedHashes = new ArrayList<>();
                 Map<BufferedMap, Map<ByteBuffer, Long>> versionsInBatch = new IdentityHashMap<>();
                 long now = clock.getAsLong();
                 for (int i = 0; i < ops.size(); i++) {
@@ -332,8 +351,7 @@ public final class WriteLayer {
                         versionsInBatch.get(m).put(ByteBuffer.wrap(op.key()), version);
                     }
                     inTable.add(p != null ? p.inTable : m.table.read(op.key(), false) != null ? 1 : 0);
-                    ms.set(logged.size() - 1, m);
-                    hashes.set(logged.size() - 1, hashes.get(i));
+                    loggedHashes.add(hashes.get(i));
                 }
                 if (logged.isEmpty()) {
                     return 0;
@@ -344,7 +362,7 @@ public final class WriteLayer {
                     finish(a);
                     for (int i = 0; i < logged.size(); i++) {
                         DataRecord.Op op = logged.get(i);
-                        mob.put(op.tableId(), op.key(), hashes.get(i),
+                        mob.put(op.tableId(), op.key(), loggedHashes.get(i),
                                 new Mob.Value(op.value(), op.expiry(), op.version()), a.lsn(), inTable.get(i));
                     }
                     nudge();
@@ -357,7 +375,7 @@ public final class WriteLayer {
                 }
                 appendGuard.readLock().unlock();
             }
-            log.awaitRoom(bytes);
+            awaitLogRoom(bytes);
         }
     }
 

@@ -10,15 +10,15 @@ import org.htod.core.HtodException;
  */
 public final class CycleException extends HtodException {
     private static final long serialVersionUID = 1L;
-    private final List<String> cycle;
+    private final String[] cycle; // an array, which serializes as the exception does
 
     CycleException(List<String> cycle) {
         super("refused: the edge would close a cycle: " + String.join(" uses ", cycle));
-        this.cycle = List.copyOf(cycle);
+        this.cycle = cycle.toArray(new String[0]);
     }
 
     /** The nodes of the cycle, each using the next; the first and the last are the same node. */
     public List<String> cycle() {
-        return cycle;
+        return List.of(cycle);
     }
 }
