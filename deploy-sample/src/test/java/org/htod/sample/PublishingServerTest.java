@@ -70,6 +70,22 @@ class PublishingServerTest {
     }
 
     @Test
+    void aPublishWhosePagesExceedOneBatchIsRefusedWith413AndWritesNothing() {
+        // 150 pages include a 60 KB fragment: republishing it rebuilds 9 MB of pages, more than one
+        // log record (8 MiB with the default 64 MiB log region) holds.
+        String old = "<p>" + "a".repeat(60_000) + "</p>";
+        assertEquals(200, http.put("/fragments/big/shared.html", old).statusCode());
+        for (int i = 0; i < 150; i++) {
+            assertEquals(200, http.put("/fragments/big/page-" + i + ".html", "<h1>" + i
+                    + "</h1><!--#include virtual=\"/big/shared.html\" -->").statusCode());
+        }
+        check(http.put("/fragments/big/shared.html", "<p>" + "b".repeat(60_000) + "</p>"), 413,
+                "larger than one atomic unit of the store holds");
+        assertEquals(old, http.get("/fragments/big/shared.html").body());
+        assertEquals("<h1>7</h1>" + old, http.get("/pages/big/page-7.html").body());
+    }
+
+    @Test
     void deleteUnpublishesAndPagesLoseTheInclude() {
         assertEquals(200, http.put("/fragments/extra/note.html", "NOTE-7").statusCode());
         assertEquals(200, http.put("/fragments/extra/page.html", "[<!--#include virtual=\"/extra/note.html\" -->]")

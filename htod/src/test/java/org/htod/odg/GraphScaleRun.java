@@ -20,7 +20,8 @@ import org.htod.HtodStore;
  * among 100 results hubs (hundreds to thousands of users each, so their edge sets live in buckets), a tenth
  * among earlier pages (composites), the rest among fragments.
  *
- * <p>{@code java -Xmx256m -cp ... org.htod.odg.GraphScaleRun <nodes> <store file>}
+ * <p>{@code java -Xmx256m -cp ... org.htod.odg.GraphScaleRun <nodes> <store file> [direct]}: the
+ * store in log mode (the default), or in direct mode with {@code direct}.
  */
 public final class GraphScaleRun {
     private static final int USES = 25;
@@ -32,12 +33,13 @@ public final class GraphScaleRun {
     public static void main(String[] args) throws Exception {
         int nodes = Integer.parseInt(args[0]);
         Path file = Path.of(args[1]);
+        boolean direct = args.length > 2 && args[2].equals("direct");
         int pages = nodes / 5;
         int fragments = nodes - pages;
         long edges = (long) pages * USES;
         SplittableRandom r = new SplittableRandom(42);
         long t0 = System.nanoTime();
-        try (HtodStore store = Htod.builder(file).durability(Durability.NONE).open()) {
+        try (HtodStore store = Htod.builder(file).directMode(direct).durability(Durability.NONE).open()) {
             DependencyGraph g = DependencyGraph.open(store, "odg");
             for (int f = 0; f < fragments; f += 10_000) {
                 try (WriteUnit u = new WriteUnit(store)) {
@@ -66,7 +68,7 @@ public final class GraphScaleRun {
         }
         double build = (System.nanoTime() - t0) / 1e9;
         long t1 = System.nanoTime();
-        try (HtodStore store = Htod.builder(file).durability(Durability.NONE).open()) {
+        try (HtodStore store = Htod.builder(file).directMode(direct).durability(Durability.NONE).open()) {
             double open = (System.nanoTime() - t1) / 1e9;
             DependencyGraph g = DependencyGraph.open(store, "odg");
             check(g.nodeCount() == nodes && g.edgeCount() == edges, "counts after reopening: " + g);
