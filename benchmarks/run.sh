@@ -5,6 +5,12 @@
 #   benchmarks/run.sh quick   # minutes: 1,000 objects, every store, both durabilities
 #   benchmarks/run.sh full    # 1 h 20 min on 2 cores: the paper's sizes, a scaled run, a run larger than the
 #                             # cache, disk space; writes the tables into README.md
+#   benchmarks/run.sh durable # about 30 min: durable puts (DurablePutBenchmark) at 1, 4, 16 and 64 writer
+#                             # threads, values of 200 and 4000 bytes, beside the disk's 4 KiB write+fsync rate (dd)
+#
+# durable reads two variables: DURABLE_THREADS (default "1 4 16 64") and DURABLE_JMH, the JMH
+# options of each run (default "-wi 2 -w 5s -i 3 -r 10s -f 1"; shorter on a busy machine, e.g.
+# "-wi 1 -w 3s -i 3 -r 5s -f 1"); any further arguments go to JMH (-p store=htod-log,rocksdb).
 #
 # Run from anywhere; builds benchmarks/target/benchmarks.jar when it is missing. Results go to
 # benchmarks/results/<mode>/. Stores are created under $HTOD_BENCH_DIR (default
@@ -14,9 +20,10 @@ cd "$(dirname "$0")/.."
 
 mode=${1:-}
 case "$mode" in
-    quick|full) ;;
-    *) echo "usage: benchmarks/run.sh quick|full" >&2; exit 2 ;;
+    quick|full|durable) ;;
+    *) echo "usage: benchmarks/run.sh quick|full|durable" >&2; exit 2 ;;
 esac
+shift
 
 jar=benchmarks/target/benchmarks.jar
 if [ ! -f "$jar" ]; then
@@ -75,8 +82,49 @@ memory_cgroup() {
     echo "$cg"
 }
 
+# fsync_rate LABEL: the disk's rate of 4 KiB writes each made durable before the next (dd with
+# O_DSYNC, 2,000 writes), first appending to a new file (each write also commits the file's new
+# size), then overwriting the same blocks (data only, as a log or table written in place does); one
+# line appended to $out/fsync.txt and printed.
+fsync_rate() {
+    local label=$1 append overwrite
+    append=$(dd_seconds)
+    overwrite=$(dd_seconds conv=notrunc)
+    rm -f "$data/ddtest"
+    local line="$label: \`dd if=/dev/zero of=\$dir/ddtest bs=4k count=2000 oflag=dsync\`: appending"
+    line+=" $(awk -v s="$append" 'BEGIN {printf "%.0f", 2000 / s}') writes/s ($append s),"
+    line+=" overwriting (conv=notrunc) $(awk -v s="$overwrite" 'BEGIN {printf "%.0f", 2000 / s}') writes/s ($overwrite s)"
+    echo "$line" | tee -a "$out/fsync.txt"
+}
+
+# dd_seconds [DD-ARGS]: seconds dd takes for 2,000 4 KiB writes with O_DSYNC to $data/ddtest
+dd_seconds() {
+    dd if=/dev/zero of="$data/ddtest" bs=4k count=2000 oflag=dsync "$@" 2>&1 \
+        | awk '/copied/ {for (i = 1; i <= NF; i++) if ($i ~ /^s,?$/) print $(i - 1)}'
+}
+
 machine
 iterations=(-wi 1 -w 1s -i 2 -r 1s -f 1)
+
+if [ "$mode" = durable ]; then
+    rm -f "$out/fsync.txt" "$out/durable-io.txt"
+    read -r -a threads <<< "${DURABLE_THREADS:-1 4 16 64}"
+    read -r -a options <<< "${DURABLE_JMH:--wi 2 -w 5s -i 3 -r 10s -f 1}"
+    fsync_rate before
+    for t in "${threads[@]}"; do
+        echo "== durable-t$t: java -jar $jar DurablePutBenchmark -t $t ${options[*]} $*"
+        java "-Dhtod.bench.dir=$data" "-Dhtod.bench.durable.stats=$out/durable-io.txt" -jar "$jar" \
+            DurablePutBenchmark -t "$t" "${options[@]}" "$@" -rf json -rff "$out/durable-t$t.json"
+    done
+    fsync_rate after
+    notes=()
+    while IFS= read -r l; do notes+=(--note "Disk, $l."); done < "$out/fsync.txt"
+    java "${java_flags[@]}" -cp "$jar" org.htod.bench.report.DurableReport \
+        --command "benchmarks/run.sh durable (DURABLE_THREADS=\"${threads[*]}\" DURABLE_JMH=\"${options[*]}\")${*:+ $*}" \
+        "${notes[@]}" --io "$out/durable-io.txt" "$out"/durable-t*.json | tee "$out/table.md"
+    echo "durable pass done: $out/table.md"
+    exit 0
+fi
 
 if [ "$mode" = quick ]; then
     jmh stores 'ReadBenchmark|ReplaceBenchmark|WriteBenchmark.wp' -p objects=1000 -p corpus=olympic \

@@ -16,6 +16,9 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -47,6 +50,13 @@ import java.util.zip.CRC32C;
  * that the rename itself is durable (and every directory it had to create, up to the store root);
  * a remove forces the directory after deleting. A reader never sees a half-written file at SYNC;
  * at NONE it may after a crash.
+ *
+ * <p>Concurrent mode (SYNC only, for the durable-put benchmark, {@link DurableStores}): puts may
+ * come from many threads at once. Each thread writes its own {@code NAME#<n>#tmp}, so that two
+ * puts of one key never share a temporary file (the last rename wins), and missing directories
+ * are created and forced under a write lock, while a put checks that its directory exists under
+ * the read lock: a put that finds the directory made by another thread knows that the directory
+ * is durable already. Syncs of different threads overlap as far as the file system lets them.
  */
 final class FilePerObjectStore implements KeyValueStore {
 
@@ -61,12 +71,32 @@ final class FilePerObjectStore implements KeyValueStore {
     private final Path urlRoot;
     private final Path hashRoot;
     private final Durability durability;
+    /** Whether puts may come from many threads at once (concurrent mode); else single-threaded. */
+    private final boolean concurrent;
+    /** Concurrent mode: held to write while directories are created and forced, to read while a put checks them. */
+    private final ReadWriteLock directories = new ReentrantReadWriteLock();
+    /** Concurrent mode: each thread's number, which names its temporary files. */
+    private final ThreadLocal<String> threadTmpSuffix;
 
     FilePerObjectStore(Path dir, Durability durability) {
+        this(dir, durability, false);
+    }
+
+    /**
+     * A store at {@code durability}; in concurrent mode (which needs {@link Durability#SYNC}) safe for
+     * puts from many threads at once.
+     */
+    FilePerObjectStore(Path dir, Durability durability, boolean concurrent) {
+        if (concurrent && durability != Durability.SYNC) {
+            throw new IllegalArgumentException(NAME + ": concurrent mode needs SYNC durability, found " + durability);
+        }
         this.dir = dir;
         this.urlRoot = dir.resolve("u");
         this.hashRoot = dir.resolve("h");
         this.durability = durability;
+        this.concurrent = concurrent;
+        AtomicLong threads = new AtomicLong();
+        this.threadTmpSuffix = ThreadLocal.withInitial(() -> "#" + threads.incrementAndGet() + TMP_SUFFIX);
         try {
             Files.createDirectories(urlRoot);
             Files.createDirectories(hashRoot);
@@ -96,12 +126,12 @@ final class FilePerObjectStore implements KeyValueStore {
                     + " names a directory that holds other keys: " + file);
         }
         try {
-            List<Path> created = ensureParent(file);
+            List<Path> created = concurrent ? ensureParentShared(file) : ensureParent(file);
             if (durability == Durability.NONE) {
                 Files.write(file, value);
                 return;
             }
-            Path tmp = file.resolveSibling(file.getFileName() + TMP_SUFFIX);
+            Path tmp = file.resolveSibling(file.getFileName() + (concurrent ? threadTmpSuffix.get() : TMP_SUFFIX));
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE,
                     StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
                 ByteBuffer buf = ByteBuffer.wrap(value);
@@ -256,6 +286,33 @@ final class FilePerObjectStore implements KeyValueStore {
             Files.createDirectory(p);
         }
         return missing;
+    }
+
+    /**
+     * Concurrent mode: makes sure the parent directories of {@code file} exist and are durable.
+     * Those missing are created and forced, the entry of each in its parent, under the write lock;
+     * the check runs under the read lock, so a directory seen there was forced by the thread that
+     * made it. Returns nothing to force afterwards.
+     */
+    private List<Path> ensureParentShared(Path file) throws IOException {
+        Path parent = file.getParent();
+        directories.readLock().lock();
+        try {
+            if (Files.isDirectory(parent)) {
+                return List.of();
+            }
+        } finally {
+            directories.readLock().unlock();
+        }
+        directories.writeLock().lock();
+        try {
+            for (Path d : ensureParent(file)) {
+                forceDirectory(d.getParent());
+            }
+            return List.of();
+        } finally {
+            directories.writeLock().unlock();
+        }
     }
 
     private static void forceDirectory(Path d) throws IOException {

@@ -1,5 +1,6 @@
 package org.htod.bench.store;
 
+import java.lang.reflect.Field;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -10,7 +11,11 @@ import org.htod.Codec;
 import org.htod.Htod;
 import org.htod.HtodMap;
 import org.htod.HtodStore;
+import org.htod.core.device.CountingDevice;
+import org.htod.core.device.FileDevice;
+import org.htod.core.device.IoCounts;
 import org.htod.core.device.RawDevice;
+import org.htod.core.log.Log;
 
 /**
  * htod itself: one store in the directory, one map of byte[] keys to byte[] values, direct mode
@@ -30,10 +35,25 @@ import org.htod.core.device.RawDevice;
  * batch after its last put, ends with {@code HtodStore.sync()} (a flush of the waiting links
  * between two device syncs); at {@link Durability#NONE} nothing is synced until {@link #flush()}
  * or close. A batch is one {@code putAll}, its entries allocated together (OBA).
+ *
+ * <p>The durable-put benchmark ({@link DurableStores}) opens two more, at htod's own {@code
+ * Durability.SYNC} instead, so that a put returns once it is durable and concurrent puts share
+ * their syncs; nothing is synced here. Both count the device's I/O ({@code CountingDevice}) so that
+ * a run can say how many puts each sync carried:
+ *
+ * <ul>
+ *   <li>{@value #LOG_NAME}: log mode, the default: a put's log record is made durable by a group
+ *       commit (one write and one sync for every record appended meanwhile), and installed into
+ *       the tables later by the flusher;
+ *   <li>{@value #DIRECT_NAME}: direct mode ({@code directMode(true)}): a put writes its entry and
+ *       links it in place, each sync shared by the puts of other threads running at the same time.
+ * </ul>
  */
 final class HtodKeyValueStore implements KeyValueStore {
     static final String NAME = "htod";
     static final String RAW_NAME = "htod-raw";
+    static final String LOG_NAME = "htod-log";
+    static final String DIRECT_NAME = "htod-direct";
     /** Bound of the raw store's file: a sparse file grows only as the heap does. */
     private static final long RAW_CAPACITY = 256L << 30;
 
@@ -42,15 +62,79 @@ final class HtodKeyValueStore implements KeyValueStore {
     private final Durability durability;
     private final HtodStore store;
     private final HtodMap<byte[], byte[]> map;
+    /** Whether htod's own durability makes puts durable (the durable-put stores): no sync here. */
+    private final boolean nativeSync;
+    /** The device's I/O counts; null but for the durable-put stores. */
+    private final CountingDevice counting;
 
     HtodKeyValueStore(Path dir, Durability durability, boolean raw) {
         this.name = raw ? RAW_NAME : NAME;
         this.dir = dir;
         this.durability = durability;
+        this.nativeSync = false;
+        this.counting = null;
         Htod.Builder b = raw ? Htod.builder(RawDevice.open(dir.resolve("store.raw"), RAW_CAPACITY))
                 : Htod.builder(dir.resolve("store.htod"));
         this.store = b.durability(org.htod.Durability.NONE).open();
         this.map = store.map("objects", Codec.bytes(), Codec.bytes());
+    }
+
+    /**
+     * A store at htod's own {@code Durability.SYNC} on a {@code FileDevice}: in direct mode when
+     * {@code direct}, else in log mode. Safe for puts from many threads at once.
+     */
+    static HtodKeyValueStore durable(Path dir, boolean direct) {
+        return new HtodKeyValueStore(dir, direct);
+    }
+
+    private HtodKeyValueStore(Path dir, boolean direct) {
+        this.name = direct ? DIRECT_NAME : LOG_NAME;
+        this.dir = dir;
+        this.durability = Durability.SYNC;
+        this.nativeSync = true;
+        this.counting = new CountingDevice(FileDevice.open(dir.resolve("store.htod")));
+        this.store = Htod.builder(counting).directMode(direct).durability(org.htod.Durability.SYNC).open();
+        this.map = store.map("objects", Codec.bytes(), Codec.bytes());
+    }
+
+    /**
+     * For the durable-put stores, what the device did so far: syncs, bytes written and, in log
+     * mode, the group commits and the records they carried; null for the others.
+     */
+    String ioSummary(long puts) {
+        if (counting == null) {
+            return null;
+        }
+        IoCounts c = counting.counts();
+        StringBuilder b = new StringBuilder();
+        b.append("puts=").append(puts).append(" syncs=").append(c.syncs()).append(" writes=").append(c.writes())
+                .append(" bytesWritten=").append(c.bytesWritten());
+        long[] groups = logGroups();
+        if (groups != null) {
+            b.append(" groups=").append(groups[0]).append(" groupRecords=").append(groups[1]);
+        }
+        return b.toString();
+    }
+
+    /**
+     * The log's group commits and the records they carried, read from the write layer's log (not
+     * published by {@code HtodStore}, so read by reflection); null in direct mode or when the
+     * fields are not found.
+     */
+    private long[] logGroups() {
+        try {
+            Field layerField = HtodStore.class.getDeclaredField("layer");
+            layerField.setAccessible(true);
+            Object layer = layerField.get(store);
+            if (layer == null) {
+                return null;
+            }
+            Field logField = layer.getClass().getDeclaredField("log");
+            logField.setAccessible(true);
+            return ((Log) logField.get(layer)).groupCounts();
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
     }
 
     @Override
@@ -66,7 +150,7 @@ final class HtodKeyValueStore implements KeyValueStore {
     @Override
     public void put(byte[] key, byte[] value) {
         map.put(key, value);
-        if (durability == Durability.SYNC) {
+        if (durability == Durability.SYNC && !nativeSync) {
             store.sync();
         }
     }
@@ -78,7 +162,7 @@ final class HtodKeyValueStore implements KeyValueStore {
             batch.put(keys.get(i), values.get(i));
         }
         map.putAll(batch);
-        if (durability == Durability.SYNC) {
+        if (durability == Durability.SYNC && !nativeSync) {
             store.sync();
         }
     }
@@ -91,7 +175,7 @@ final class HtodKeyValueStore implements KeyValueStore {
     @Override
     public boolean remove(byte[] key) {
         boolean removed = map.remove(key) != null;
-        if (removed && durability == Durability.SYNC) {
+        if (removed && durability == Durability.SYNC && !nativeSync) {
             store.sync();
         }
         return removed;

@@ -1,0 +1,163 @@
+package org.htod.bench;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import org.htod.bench.store.DiskUsage;
+import org.htod.bench.store.DurableStores;
+import org.htod.bench.store.KeyValueStore;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.ThreadParams;
+
+/**
+ * Durable puts from many writers: how many puts a second a store makes durable when every put
+ * must be on stable storage before it returns, as the number of writer threads grows. The score
+ * is puts/s over all threads (throughput mode); the thread count is JMH's {@code -t} (run it at 1,
+ * 4, 16 and 64: {@code benchmarks/run.sh durable}).
+ *
+ * <p>Each thread puts keys chosen uniformly at random among {@code keySpace} keys
+ * ({@code /durable/XX/object-N.bin}, 256 directories), with a value of {@code valueSize} random
+ * (incompressible) bytes, one of 64 made ahead. The store starts empty at each trial, so early
+ * puts insert and, as the key space fills, more of them replace. Stores ({@link DurableStores}):
+ * htod in log mode and in direct mode at htod's own {@code Durability.SYNC}, RocksDB with {@code
+ * WriteOptions.setSync(true)}, SQLite in WAL mode with {@code synchronous=FULL} (one connection,
+ * so one put at a time), and a file per object written, forced, renamed and its directory forced.
+ * What counts is how well a store shares one sync among the writers waiting at the same time.
+ *
+ * <p>No work is left for later: every put is synced before it returns, so the cost of each
+ * iteration's writes is paid inside it. What a store defers beyond durability (htod's installs
+ * into the tables and checkpoints in log mode, RocksDB's memtable flushes and compactions,
+ * SQLite's WAL checkpoints) runs in the background or in the writers during the measured
+ * iterations, as it would for a steady writer, and is charged to them. Warmup: 2 × 5 s;
+ * measurement: 3 × 10 s; one fork. The store is created under the benchmarks' data directory
+ * ({@value StoreParams#DIR_PROPERTY}) at the start of the trial and deleted at its end.
+ *
+ * <p>At the end of a trial, htod's stores print what their device did (syncs, log groups and the
+ * records they carried, bytes written per put) as one {@code durable-io} line, which is also
+ * appended to the file named by the system property {@value #STATS_PROPERTY} when it is set.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 2, time = 5, timeUnit = TimeUnit.SECONDS)
+@Measurement(iterations = 3, time = 10, timeUnit = TimeUnit.SECONDS)
+public class DurablePutBenchmark extends StoreBenchmark {
+
+    /** A file to append each trial's {@code durable-io} line to. */
+    public static final String STATS_PROPERTY = "htod.bench.durable.stats";
+
+    /** Distinct values made ahead, per trial. */
+    static final int VALUES = 64;
+
+    /** The store shared by every writer thread. */
+    @State(Scope.Benchmark)
+    public static class Target {
+
+        /** Which store: a name from {@link DurableStores#NAMES}. */
+        @Param({"htod-log", "htod-direct", "rocksdb", "sqlite", "file-per-object"})
+        public String store;
+
+        /** Bytes of each value. */
+        @Param({"200", "4000"})
+        public int valueSize;
+
+        /** How many distinct keys the writers choose among. */
+        @Param({"100000"})
+        public int keySpace;
+
+        KeyValueStore kv;
+        byte[][] keys;
+        byte[][] values;
+        final LongAdder puts = new LongAdder();
+        private Path dir;
+
+        @Setup(Level.Trial)
+        public void open() {
+            keys = new byte[keySpace][];
+            for (int i = 0; i < keySpace; i++) {
+                keys[i] = key(i);
+            }
+            SplittableRandom random = new SplittableRandom(valueSize);
+            values = new byte[VALUES][valueSize];
+            for (byte[] v : values) {
+                random.nextBytes(v);
+            }
+            Path base = Paths.get(System.getProperty(StoreParams.DIR_PROPERTY, StoreParams.DEFAULT_DIR));
+            try {
+                Files.createDirectories(base);
+                dir = Files.createTempDirectory(base, "durable-" + store + "-" + valueSize + "-");
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot create a store directory under " + base.toAbsolutePath(), e);
+            }
+            kv = DurableStores.open(store, dir);
+        }
+
+        @TearDown(Level.Trial)
+        public void closeAndDelete(BenchmarkParams params) {
+            try {
+                String io = DurableStores.ioSummary(kv, puts.sum());
+                if (io != null) {
+                    report("durable-io store=" + store + " valueSize=" + valueSize + " threads=" + params.getThreads()
+                            + " " + io);
+                }
+                kv.close();
+            } finally {
+                kv = null;
+                DiskUsage.deleteRecursively(dir);
+                dir = null;
+            }
+        }
+
+        static byte[] key(int i) {
+            return String.format("/durable/%02x/object-%d.bin", i & 0xff, i).getBytes(StandardCharsets.UTF_8);
+        }
+
+        private static void report(String line) {
+            System.out.println(line);
+            String file = System.getProperty(STATS_PROPERTY);
+            if (file != null) {
+                try {
+                    Files.writeString(Path.of(file), line + "\n", StandardCharsets.UTF_8,
+                            StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot append to " + file, e);
+                }
+            }
+        }
+    }
+
+    /** Each writer thread's own choice of keys and values. */
+    @State(Scope.Thread)
+    public static class Writer {
+        SplittableRandom random;
+
+        @Setup(Level.Trial)
+        public void seed(ThreadParams thread) {
+            random = new SplittableRandom(0x4455_5241_424CL + thread.getThreadIndex());
+        }
+    }
+
+    @Benchmark
+    public void put(Target t, Writer w) {
+        t.kv.put(t.keys[w.random.nextInt(t.keys.length)], t.values[w.random.nextInt(VALUES)]);
+        t.puts.increment();
+    }
+}

@@ -1,0 +1,211 @@
+package org.htod.bench.report;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.htod.bench.store.DurableStores;
+
+/**
+ * The tables of the durable-put benchmark ({@code DurablePutBenchmark}), from its JMH JSON: puts/s
+ * for each store, value size and thread count; how many times faster each htod mode is than each
+ * rival; how each store scales from one thread; and, from the {@code durable-io} lines the
+ * benchmark leaves, how many puts each of htod's syncs carried.
+ *
+ * <pre>
+ * java -cp benchmarks/target/benchmarks.jar org.htod.bench.report.DurableReport \
+ *     [--command CMD] [--note TEXT]... [--io durable-io.txt] results.json...
+ * </pre>
+ *
+ * Prints Markdown; {@code benchmarks/run.sh durable} runs it.
+ */
+public final class DurableReport {
+
+    private DurableReport() {}
+
+    /** One measured score: puts/s of {@code store} at {@code valueSize} bytes and {@code threads} writers. */
+    record Score(String store, int valueSize, int threads, double score, double error) {}
+
+    /** A row of the tables: one value size and thread count. */
+    record Row(int valueSize, int threads) implements Comparable<Row> {
+        @Override
+        public int compareTo(Row o) {
+            return valueSize != o.valueSize ? Integer.compare(valueSize, o.valueSize) : Integer.compare(threads, o.threads);
+        }
+    }
+
+    public static void main(String[] args) throws IOException {
+        String command = "";
+        List<String> notes = new ArrayList<>();
+        Path io = null;
+        List<Path> inputs = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--command" -> command = args[++i];
+                case "--note" -> notes.add(args[++i]);
+                case "--io" -> io = Path.of(args[++i]);
+                default -> inputs.add(Path.of(args[i]));
+            }
+        }
+        List<Score> scores = new ArrayList<>();
+        for (Path in : inputs) {
+            scores.addAll(read(in));
+        }
+        List<String> ioLines = io != null && Files.exists(io) ? Files.readAllLines(io, StandardCharsets.UTF_8) : List.of();
+        System.out.print(report(scores, ioLines, command, notes));
+    }
+
+    static List<Score> read(Path json) throws IOException {
+        JsonNode root = new ObjectMapper().readTree(json.toFile());
+        List<Score> out = new ArrayList<>();
+        for (JsonNode run : root) {
+            if (!run.get("benchmark").asText().endsWith("DurablePutBenchmark.put")) {
+                continue;
+            }
+            JsonNode p = run.get("params");
+            JsonNode m = run.get("primaryMetric");
+            double error = m.get("scoreError").isNumber() ? m.get("scoreError").asDouble() : Double.NaN;
+            out.add(new Score(p.get("store").asText(), p.get("valueSize").asInt(), run.get("threads").asInt(),
+                    m.get("score").asDouble(), error));
+        }
+        return out;
+    }
+
+    static String report(List<Score> scores, List<String> ioLines, String command, List<String> notes) {
+        Map<Row, Map<String, Score>> byRow = new HashMap<>();
+        Set<Row> rows = new TreeSet<>();
+        Set<String> present = new LinkedHashSet<>();
+        for (Score s : scores) {
+            Row r = new Row(s.valueSize, s.threads);
+            rows.add(r);
+            byRow.computeIfAbsent(r, k -> new HashMap<>()).put(s.store, s);
+        }
+        List<String> stores = new ArrayList<>();
+        for (String name : DurableStores.NAMES) {
+            if (scores.stream().anyMatch(s -> s.store.equals(name))) {
+                stores.add(name);
+            }
+        }
+        scores.stream().map(Score::store).filter(n -> !stores.contains(n)).forEach(present::add);
+        stores.addAll(present);
+
+        StringBuilder b = new StringBuilder();
+        b.append(Machine.describe()).append('\n');
+        if (!command.isEmpty()) {
+            b.append("Command: `").append(command).append("`\n");
+        }
+        for (String n : notes) {
+            b.append(n).append('\n');
+        }
+
+        b.append("\nDurable puts/s (all threads together; ± is JMH's 99.9% error):\n\n| value B | threads |");
+        stores.forEach(s -> b.append(' ').append(s).append(" |"));
+        b.append("\n|---|---|");
+        stores.forEach(s -> b.append("---|"));
+        b.append('\n');
+        for (Row r : rows) {
+            b.append("| ").append(r.valueSize).append(" | ").append(r.threads).append(" |");
+            for (String s : stores) {
+                Score x = byRow.get(r).get(s);
+                if (x == null) {
+                    b.append(" – |");
+                } else if (Double.isNaN(x.error)) {
+                    b.append(String.format(Locale.ROOT, " %,.0f |", x.score));
+                } else {
+                    b.append(String.format(Locale.ROOT, " %,.0f ± %,.0f |", x.score, x.error));
+                }
+            }
+            b.append('\n');
+        }
+
+        List<String> htods = stores.stream().filter(s -> s.startsWith("htod")).toList();
+        List<String[]> pairs = new ArrayList<>();
+        for (String h : htods) {
+            for (String s : stores) {
+                if (!s.equals(h) && !(s.startsWith("htod") && htods.indexOf(s) < htods.indexOf(h))) {
+                    pairs.add(new String[] {h, s});
+                }
+            }
+        }
+        if (!pairs.isEmpty()) {
+            b.append("\nhtod's puts/s divided by each rival's (above 1: htod is faster):\n\n| value B | threads |");
+            pairs.forEach(p -> b.append(' ').append(p[0]).append(" ÷ ").append(p[1]).append(" |"));
+            b.append("\n|---|---|");
+            pairs.forEach(p -> b.append("---|"));
+            b.append('\n');
+            for (Row r : rows) {
+                b.append("| ").append(r.valueSize).append(" | ").append(r.threads).append(" |");
+                for (String[] p : pairs) {
+                    Score h = byRow.get(r).get(p[0]);
+                    Score x = byRow.get(r).get(p[1]);
+                    b.append(h == null || x == null ? " – |" : String.format(Locale.ROOT, " %.2f |", h.score / x.score));
+                }
+                b.append('\n');
+            }
+        }
+
+        b.append("\nScaling: puts/s at each thread count divided by puts/s at 1 thread:\n\n| value B | threads |");
+        stores.forEach(s -> b.append(' ').append(s).append(" |"));
+        b.append("\n|---|---|");
+        stores.forEach(s -> b.append("---|"));
+        b.append('\n');
+        for (Row r : rows) {
+            Map<String, Score> one = byRow.get(new Row(r.valueSize, 1));
+            b.append("| ").append(r.valueSize).append(" | ").append(r.threads).append(" |");
+            for (String s : stores) {
+                Score x = byRow.get(r).get(s);
+                Score base = one == null ? null : one.get(s);
+                b.append(x == null || base == null ? " – |" : String.format(Locale.ROOT, " %.2f |", x.score / base.score));
+            }
+            b.append('\n');
+        }
+
+        if (!ioLines.isEmpty()) {
+            b.append("\nhtod's device over each whole trial (warmup included): puts per device sync, log records per"
+                    + " group commit (log mode), bytes written per put:\n\n"
+                    + "| store | value B | threads | puts | puts/sync | records/group | bytes written/put |\n"
+                    + "|---|---|---|---|---|---|---|\n");
+            for (String line : ioLines) {
+                Map<String, String> f = fields(line);
+                if (!f.containsKey("store") || !f.containsKey("puts")) {
+                    continue;
+                }
+                long puts = Long.parseLong(f.get("puts"));
+                long syncs = Long.parseLong(f.getOrDefault("syncs", "0"));
+                long written = Long.parseLong(f.getOrDefault("bytesWritten", "0"));
+                String perGroup = "–";
+                if (f.containsKey("groups") && Long.parseLong(f.get("groups")) > 0) {
+                    perGroup = String.format(Locale.ROOT, "%.2f",
+                            Long.parseLong(f.get("groupRecords")) / (double) Long.parseLong(f.get("groups")));
+                }
+                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %s | %s | %s |%n", f.get("store"),
+                        f.get("valueSize"), f.get("threads"), puts,
+                        syncs == 0 ? "–" : String.format(Locale.ROOT, "%.2f", puts / (double) syncs), perGroup,
+                        puts == 0 ? "–" : String.format(Locale.ROOT, "%,.0f", written / (double) puts)));
+            }
+        }
+        return b.toString();
+    }
+
+    /** The {@code key=value} fields of a {@code durable-io} line. */
+    static Map<String, String> fields(String line) {
+        Map<String, String> f = new HashMap<>();
+        for (String word : line.trim().split("\\s+")) {
+            int eq = word.indexOf('=');
+            if (eq > 0) {
+                f.put(word.substring(0, eq), word.substring(eq + 1));
+            }
+        }
+        return f;
+    }
+}

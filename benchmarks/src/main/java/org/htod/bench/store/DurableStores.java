@@ -1,0 +1,76 @@
+package org.htod.bench.store;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The stores of the durable-put benchmark ({@code DurablePutBenchmark}), by name: every put is on
+ * stable storage when it returns, and puts may come from many threads at once. Unlike {@link
+ * Stores}, whose adapters are used by one thread at a time, each store here is opened so that
+ * concurrent writers can share its syncs where the store knows how:
+ *
+ * <ul>
+ *   <li>{@value #HTOD_LOG}: htod in log mode at htod's {@code Durability.SYNC}: group commit, a
+ *       leader writes and syncs every record appended so far while the others wait;
+ *   <li>{@value #HTOD_DIRECT}: htod in direct mode ({@code directMode(true)}) at {@code
+ *       Durability.SYNC}: a sync shared by the puts running at the same time;
+ *   <li>{@code rocksdb}: the {@link Stores} adapter at SYNC, {@code WriteOptions.setSync(true)}:
+ *       RocksDB's write group makes one WAL write and sync for the writers queued behind its leader;
+ *   <li>{@code sqlite}: the {@link Stores} adapter at SYNC (WAL, {@code synchronous=FULL},
+ *       autocommit) behind a {@link SynchronizedStore}: one connection, one commit and WAL sync per
+ *       put, one put at a time. SQLite has one writer at a time in any case; more connections
+ *       would only add busy waits;
+ *   <li>{@code file-per-object}: the {@link Stores} adapter at SYNC in concurrent mode: write a
+ *       temporary file, force it, rename it over the target and force the directory; the file
+ *       system's journal may commit concurrent forces together.
+ * </ul>
+ */
+public final class DurableStores {
+
+    public static final String HTOD_LOG = HtodKeyValueStore.LOG_NAME;
+    public static final String HTOD_DIRECT = HtodKeyValueStore.DIRECT_NAME;
+
+    /** Every name, htod's first. */
+    public static final List<String> NAMES =
+            List.of(HTOD_LOG, HTOD_DIRECT, Stores.ROCKSDB, Stores.SQLITE, Stores.FILE_PER_OBJECT);
+
+    private DurableStores() {}
+
+    /** Opens (creating when empty) the store {@code name} in {@code dir}, which it then owns. */
+    public static KeyValueStore open(String name, Path dir) {
+        if (!NAMES.contains(name)) {
+            throw new IllegalArgumentException("unknown durable store '" + name + "', expected one of " + NAMES);
+        }
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + dir, e);
+        }
+        switch (name) {
+            case HtodKeyValueStore.LOG_NAME:
+                return HtodKeyValueStore.durable(dir, false);
+            case HtodKeyValueStore.DIRECT_NAME:
+                return HtodKeyValueStore.durable(dir, true);
+            case RocksDbStore.NAME:
+                return new RocksDbStore(dir, Durability.SYNC);
+            case SqliteStore.NAME:
+                return new SynchronizedStore(new SqliteStore(dir, Durability.SYNC));
+            case FilePerObjectStore.NAME:
+                return new FilePerObjectStore(dir, Durability.SYNC, true);
+            default:
+                throw new AssertionError(name);
+        }
+    }
+
+    /**
+     * What the store's device did for {@code puts} puts, as {@code key=value} pairs (syncs, bytes
+     * written; log mode's group commits and their records), or null when the store does not count
+     * its I/O (every store but htod's).
+     */
+    public static String ioSummary(KeyValueStore kv, long puts) {
+        return kv instanceof HtodKeyValueStore ? ((HtodKeyValueStore) kv).ioSummary(puts) : null;
+    }
+}

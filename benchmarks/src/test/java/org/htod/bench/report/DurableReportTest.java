@@ -1,0 +1,41 @@
+package org.htod.bench.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The durable-put report reads JMH's JSON and the device lines, and orients its ratios. */
+class DurableReportTest {
+    @TempDir
+    Path dir;
+
+    private static String run(String store, int size, int threads, double score) {
+        return "{\"benchmark\": \"org.htod.bench.DurablePutBenchmark.put\", \"threads\": " + threads
+                + ", \"params\": {\"store\": \"" + store + "\", \"valueSize\": \"" + size + "\", \"keySpace\": \"100000\"},"
+                + " \"primaryMetric\": {\"score\": " + score + ", \"scoreError\": \"NaN\", \"scoreUnit\": \"ops/s\"}}";
+    }
+
+    @Test
+    void tablesOfPutsRatiosScalingAndGroups() throws IOException {
+        Path json = dir.resolve("r.json");
+        Files.writeString(json, "[" + String.join(",", run("htod-log", 200, 1, 100), run("rocksdb", 200, 1, 200),
+                run("htod-log", 200, 4, 400), run("rocksdb", 200, 4, 100)) + "]");
+        List<DurableReport.Score> scores = DurableReport.read(json);
+        assertEquals(4, scores.size());
+        String md = DurableReport.report(scores,
+                List.of("durable-io store=htod-log valueSize=200 threads=4 puts=1000 syncs=250 writes=260"
+                        + " bytesWritten=500000 groups=200 groupRecords=1000"), "cmd", List.of("Disk: fast."));
+        assertTrue(md.contains("| 200 | 1 | 100 | 200 |"), md);
+        assertTrue(md.contains("| 200 | 1 | 0.50 |"), md);
+        assertTrue(md.contains("| 200 | 4 | 4.00 |"), md);
+        assertTrue(md.contains("| 200 | 4 | 4.00 | 0.50 |"), md);
+        assertTrue(md.contains("| htod-log | 200 | 4 | 1,000 | 4.00 | 5.00 | 500 |"), md);
+        assertTrue(md.contains("Command: `cmd`") && md.contains("Disk: fast."), md);
+    }
+}

@@ -1,0 +1,111 @@
+package org.htod.bench.store;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The durable-put stores take puts from many threads at once: each thread's own keys hold its last
+ * value, a key every thread writes holds one of their values, and all of it is there after close
+ * and reopen.
+ */
+class DurableStoresTest {
+
+    private static final int THREADS = 4;
+    private static final int PUTS = 40;
+    private static final int KEYS = 10;
+
+    private Path dir;
+
+    static List<String> names() {
+        return DurableStores.NAMES;
+    }
+
+    @BeforeEach
+    void makeDir() throws IOException {
+        Path base = Paths.get(System.getProperty("htod.test.dir", "target/test-stores"));
+        Files.createDirectories(base);
+        dir = Files.createTempDirectory(base, "durable-");
+    }
+
+    @AfterEach
+    void removeDir() {
+        DiskUsage.deleteRecursively(dir);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("names")
+    void concurrentPutsAllLand(String name) throws Exception {
+        byte[] shared = "/shared/key".getBytes(StandardCharsets.UTF_8);
+        try (KeyValueStore kv = DurableStores.open(name, dir)) {
+            assertEquals(name, kv.name());
+            assertEquals(Durability.SYNC, kv.durability());
+            ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+            try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < THREADS; t++) {
+                    int thread = t;
+                    done.add(pool.submit(() -> {
+                        for (int i = 0; i < PUTS; i++) {
+                            kv.put(key(thread, i % KEYS), value(thread, i));
+                            kv.put(shared, value(thread, i));
+                        }
+                    }));
+                }
+                for (Future<?> f : done) {
+                    f.get(2, TimeUnit.MINUTES);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            check(kv, shared);
+            String io = DurableStores.ioSummary(kv, 2L * THREADS * PUTS);
+            if (name.startsWith("htod")) {
+                assertNotNull(io, "htod counts its device's I/O");
+                assertTrue(io.contains("syncs="), io);
+            } else {
+                assertNull(io);
+            }
+        }
+        try (KeyValueStore kv = DurableStores.open(name, dir)) {
+            check(kv, shared);
+        }
+    }
+
+    private static void check(KeyValueStore kv, byte[] shared) {
+        for (int t = 0; t < THREADS; t++) {
+            for (int k = 0; k < KEYS; k++) {
+                int last = PUTS - KEYS + k;
+                assertArrayEquals(value(t, last), kv.get(key(t, k)), "thread " + t + " key " + k);
+            }
+        }
+        String s = new String(kv.get(shared), StandardCharsets.UTF_8);
+        assertTrue(s.endsWith("-" + (PUTS - 1)), "the shared key holds a thread's last value, found " + s);
+    }
+
+    private static byte[] key(int thread, int k) {
+        return ("/t" + thread + "/k" + k).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] value(int thread, int i) {
+        return ("value-" + thread + "-" + i).getBytes(StandardCharsets.UTF_8);
+    }
+}
