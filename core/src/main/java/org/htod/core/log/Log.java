@@ -194,10 +194,22 @@ public final class Log {
             pending = ByteBuffer.allocate(64 << 10);
             pendingFrom = to;
         }
+        writeTaken(batch, from, to, base, false);
+    }
+
+    /**
+     * The leader's write of the records it took, {@code [from, to)}, sealed against the durable
+     * position {@code base}, then a sync if {@code sync}; gives the leadership back. A failure
+     * drops the records from {@code from} on (see {@link #fail}).
+     */
+    private void writeTaken(ByteBuffer batch, long from, long to, long base, boolean sync) {
         boolean ok = false;
         try {
             Records.seal(batch, from, base, regionSize);
             writeRange(from, batch);
+            if (sync) {
+                dev.sync();
+            }
             ok = true;
         } catch (HtodException e) {
             fail(e, from, to);
@@ -207,6 +219,9 @@ public final class Log {
                 leader = false;
                 if (ok) {
                     written = Math.max(written, to);
+                    if (sync) {
+                        durable = Math.max(durable, to);
+                    }
                 }
                 notifyAll();
             }
@@ -370,25 +385,7 @@ public final class Log {
                 groupRecords += recordsInPending;
                 recordsInPending = 0;
             }
-            boolean ok = false;
-            try {
-                Records.seal(batch, from, base, regionSize);
-                writeRange(from, batch);
-                dev.sync();
-                ok = true;
-            } catch (HtodException e) {
-                fail(e, from, to);
-                throw e;
-            } finally {
-                synchronized (this) {
-                    leader = false;
-                    if (ok) {
-                        written = Math.max(written, to);
-                        durable = Math.max(durable, to);
-                    }
-                    notifyAll();
-                }
-            }
+            writeTaken(batch, from, to, base, true);
         }
     }
 
