@@ -44,15 +44,29 @@ final class KillChild {
             return before == null || before.length() > 400 ? value : before + "+" + n;
         }
 
-        void run(HtodMap<String, String> m) {
-            switch (kind) {
+        /** Runs the operation; returns the value it saw before it, as {@link #token} writes it. */
+        String run(HtodMap<String, String> m) {
+            String[] seen = new String[1];
+            String before = switch (kind) {
                 case 0, 1, 2, 3, 9 -> m.put(key, value);
                 case 4 -> m.replace(key, value);
                 case 5, 6 -> m.remove(key);
-                case 7 -> m.compute(key, (k, before) -> grown(before));
+                case 7 -> {
+                    m.compute(key, (k, b) -> {
+                        seen[0] = b; // the last call's view is the one applied
+                        return grown(b);
+                    });
+                    yield seen[0];
+                }
                 case 8 -> m.putIfAbsent(key, value);
                 default -> throw new IllegalStateException("kind " + kind);
-            }
+            };
+            return token(before);
+        }
+
+        /** A value as the child reports it: the operation that wrote it ({@code r3t1n17}), or {@code -} for none. */
+        static String token(String value) {
+            return value == null ? "-" : value.substring(0, value.indexOf('-'));
         }
     }
 
@@ -114,8 +128,8 @@ final class KillChild {
                 try {
                     while (true) {
                         Op op = ops.next();
-                        op.run(m);
-                        line(out, thread + " " + op.n() + " .");
+                        String seen = op.run(m);
+                        line(out, thread + " " + op.n() + " " + seen + " .");
                     }
                 } catch (RuntimeException | Error e) {
                     e.printStackTrace();
