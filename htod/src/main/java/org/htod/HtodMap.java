@@ -331,7 +331,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             }
             return Change.put(valueBytes(k, nv), 0);
         });
-        return out.get(0);
+        return out.get(out.size() - 1); // the last call decided: a full log can make it run again
     }
 
     @Override
@@ -348,7 +348,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             out.add(nv);
             return nv == null ? null : Change.put(valueBytes(k, nv), 0);
         });
-        return out.get(0);
+        return out.get(out.size() - 1); // the last call decided: a full log can make it run again
     }
 
     @Override
@@ -365,7 +365,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             out.add(nv);
             return nv == null ? Change.REMOVE : Change.put(valueBytes(k, nv), 0);
         });
-        return out.get(0);
+        return out.get(out.size() - 1); // the last call decided: a full log can make it run again
     }
 
     @Override
@@ -383,7 +383,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             out.add(nv);
             return nv == null ? Change.REMOVE : Change.put(valueBytes(k, nv), 0);
         });
-        return out.get(0);
+        return out.get(out.size() - 1); // the last call decided: a full log can make it run again
     }
 
     /**
