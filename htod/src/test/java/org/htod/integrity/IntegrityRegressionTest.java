@@ -162,9 +162,18 @@ class IntegrityRegressionTest {
         for (Images.Kind kind : new Images.Kind[] {Images.Kind.CLEAN, Images.Kind.OPEN_SYNCED}) {
             Images.Image img = image(kind);
             long sector = busiestSector(img, "pages");
+            // The sector's bytes of the bucket array zeroed, not the other blocks it may share:
+            // a session on an open image installs, frees and allocates, and may reuse their
+            // space, which putting the original bytes back would then destroy.
             byte[] damaged = img.bytes().clone();
-            java.util.Arrays.fill(damaged, (int) sector, (int) sector + 4096, (byte) 0);
-            String what = kind + ": 4 KiB of the bucket array of 'pages' zeroed at offset " + sector;
+            for (ImageMap.Region r : img.map().all("bucket")) {
+                long a = Math.max(sector, r.start());
+                long b = Math.min(sector + 4096, r.end());
+                if (a < b) {
+                    java.util.Arrays.fill(damaged, (int) a, (int) b, (byte) 0);
+                }
+            }
+            String what = kind + ": the bucket array of 'pages' zeroed in the 4 KiB sector at offset " + sector;
             byte[] after = Images.bytes(assertRightOrTyped(damaged, img, what));
             assertWholeWhenRepaired(img.bytes(), after, sector, sector + 4096, "bucket", img, what);
         }
