@@ -92,6 +92,9 @@ public final class LoggedOpen {
         Superblock sb = s.superblock();
         long position = align(sb.log().checkpoint());
         long epoch = sb.log().epoch() + 1;
+        // Blank frames over the whole region before its log starts (a crash before the first
+        // checkpoint leaves the log inactive, and the next open formats it again).
+        Log.format(s.heap().device(), sb.logOffset(), sb.logSize());
         Log log = new Log(s.heap().device(), sb.logOffset(), sb.logSize(), position, position, epoch);
         Installer installer = new Installer(log);
         Map<Long, InstallRecord.TableState> states = new HashMap<>();

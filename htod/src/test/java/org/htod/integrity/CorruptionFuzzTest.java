@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -50,13 +49,6 @@ class CorruptionFuzzTest {
         }
     }
 
-    /**
-     * Excluded from the default run (tag {@code open-gap}, run by {@code mvn -Phtod-open-gaps
-     * test}): log-mode images still give wrong answers (83 of 10,000 cases), where damage inside
-     * the last durable write of the log reads as its torn tail and the records after it are taken
-     * as never written (see FORMAT.md, "Damage or a torn tail").
-     */
-    @Tag("open-gap")
     @Test
     void everyDamagedStoreAnswersRightOrThrowsATypedError() throws Exception {
         List<Images.Image> images = FuzzImages.all();

@@ -10,7 +10,7 @@ import java.util.Map;
 
 /**
  * Every byte range of an undamaged store image named by the structure it belongs to, found by
- * walking the image as {@code docs/FORMAT.md} draws it (format version 2): superblock copies, the
+ * walking the image as {@code docs/FORMAT.md} draws it (format version 3): superblock copies, the
  * log region, log mode's checkpoint block, heap checkpoint, block
  * headers, table headers (current and older slot), bucket directories and slots, entries field by
  * field (of a map, or of the catalog; live, or an older version), the snapshot, what lies past the

@@ -59,6 +59,32 @@ class IntegrityRegressionTest {
     static void assertWholeWhenRepaired(byte[] original, byte[] after, long from, long to, Images.Image img, String what) {
         byte[] repaired = after.clone();
         System.arraycopy(original, (int) from, repaired, (int) from, (int) (to - from));
+        assertWhole(repaired, img, what);
+    }
+
+    /**
+     * Puts {@code original}'s bytes back over the regions named {@code structure} (a prefix, as
+     * {@link ImageMap#all} takes it) that lie in {@code [from, to)}: the store must read back
+     * whole. For damage spanning more than the structure: the rest of the range may be space the
+     * session on the damaged store was free to use (a checkpoint it wrote into a freed block).
+     */
+    static void assertWholeWhenRepaired(byte[] original, byte[] after, long from, long to, String structure,
+            Images.Image img, String what) {
+        byte[] repaired = after.clone();
+        int restored = 0;
+        for (ImageMap.Region r : img.map().all(structure)) {
+            long a = Math.max(from, r.start());
+            long b = Math.min(to, r.end());
+            if (a < b) {
+                System.arraycopy(original, (int) a, repaired, (int) a, (int) (b - a));
+                restored++;
+            }
+        }
+        assertTrue(restored > 0, what + ": no " + structure + " in the damaged range");
+        assertWhole(repaired, img, what);
+    }
+
+    private static void assertWhole(byte[] repaired, Images.Image img, String what) {
         Verdict v = StoreCheck.run(repaired, img.truth(), 1 << 20, new Verdict());
         assertTrue(!v.failed() && !v.refused() && v.typed == 0,
                 what + ": with the damaged bytes put back, the store must read back whole, but: " + v);
@@ -136,11 +162,20 @@ class IntegrityRegressionTest {
         for (Images.Kind kind : new Images.Kind[] {Images.Kind.CLEAN, Images.Kind.OPEN_SYNCED}) {
             Images.Image img = image(kind);
             long sector = busiestSector(img, "pages");
+            // The sector's bytes of the bucket array zeroed, not the other blocks it may share:
+            // a session on an open image installs, frees and allocates, and may reuse their
+            // space, which putting the original bytes back would then destroy.
             byte[] damaged = img.bytes().clone();
-            java.util.Arrays.fill(damaged, (int) sector, (int) sector + 4096, (byte) 0);
-            String what = kind + ": 4 KiB of the bucket array of 'pages' zeroed at offset " + sector;
+            for (ImageMap.Region r : img.map().all("bucket")) {
+                long a = Math.max(sector, r.start());
+                long b = Math.min(sector + 4096, r.end());
+                if (a < b) {
+                    java.util.Arrays.fill(damaged, (int) a, (int) b, (byte) 0);
+                }
+            }
+            String what = kind + ": the bucket array of 'pages' zeroed in the 4 KiB sector at offset " + sector;
             byte[] after = Images.bytes(assertRightOrTyped(damaged, img, what));
-            assertWholeWhenRepaired(img.bytes(), after, sector, sector + 4096, img, what);
+            assertWholeWhenRepaired(img.bytes(), after, sector, sector + 4096, "bucket", img, what);
         }
     }
 

@@ -83,11 +83,14 @@ public record Superblock(
         }
     }
 
-    /** The only format version this library reads and writes. */
-    public static final int FORMAT_VERSION = 2;
+    /**
+     * The only format version this library reads and writes: 3 frames the log region (see
+     * {@code Frames}); 2, whose log had none, is refused as too old.
+     */
+    public static final int FORMAT_VERSION = 3;
     /** Bytes of one superblock slot; two slots start the container. */
     public static final int SLOT_SIZE = 4096;
-    /** Bytes of the record in format version 2, CRC included; the rest of the slot is zero. */
+    /** Bytes of the record in format versions 2 and 3, CRC included; the rest of the slot is zero. */
     public static final int RECORD_LENGTH = 192;
     /** Absolute offset of slot A. */
     public static final long SLOT_A_OFFSET = 0;

@@ -12,11 +12,13 @@ import org.htod.core.device.BlockDevice;
  *
  * <h2>Positions</h2>
  *
- * A position (LSN) counts bytes of the stream since the store was created; the record at
- * position {@code p} lies at {@code regionOffset + p % regionSize}. A record never wraps: when
- * one does not fit before the region's end, a pad record fills the rest of the lap (or, when
- * fewer than {@link Records#HEADER} bytes are left, readers skip them). Space is reused once
- * {@link #release} says that a checkpoint no longer needs what lies before a position.
+ * A position (LSN) counts bytes of the stream since the store was created. The region holds the
+ * stream in frames ({@link Frames}: 512 bytes, 488 of them the stream's), so one lap of the
+ * region holds {@link #regionSize()} bytes of it, and position {@code p} lies in frame {@code (p
+ * % regionSize()) / 488}. A record never wraps: when one does not fit before the lap's end, a pad
+ * record fills the rest of the lap (or, when fewer than {@link Records#HEADER} bytes are left,
+ * readers skip them). Space is reused once {@link #release} says that a checkpoint no longer
+ * needs what lies before a position.
  *
  * <h2>Group commit</h2>
  *
@@ -25,25 +27,34 @@ import org.htod.core.device.BlockDevice;
  * record appended so far, writes them in one device write (two at the end of a lap) and syncs
  * once, while later appends gather for the next leader. Each waiter returns when a sync covers
  * its record. A lone writer waits for exactly one write and one sync; there is no timed wait.
- * A write restarts at the middle of a sector when the previous one ended there: the sector is
+ * A write restarts in the middle of a frame when the previous one ended there: the frame is
  * rewritten with the same bytes before the new ones, which a tear at sector granularity cannot
- * harm.
+ * harm (the frame is then the old one, or the new).
  *
  * <h2>Failures</h2>
  *
  * When a write or sync of the log fails, no record of that group, nor any appended after it, is
  * durable or will be: they are dropped, their waiters get the error, and the log refuses appends
- * until {@link #heal} has overwritten the range the failed write may have reached with zeros and
- * synced, so that no byte of a dropped record can ever be replayed. Appends then continue at the
+ * until {@link #heal} has overwritten the range the failed write may have reached with blank
+ * frames and synced, so that no byte of a dropped record can ever be replayed. Appends then continue at the
  * same position, in a new epoch.
  *
  * <p>Thread-safe. Locks: the monitor of this object guards the in-memory state; device I/O runs
- * outside it, by one leader at a time.
+ * outside it, by one leader at a time, which alone touches {@link #tail}.
  */
 public final class Log {
     private final BlockDevice dev;
     private final long regionOffset;
+    /** Device bytes of the region. */
+    private final long regionBytes;
+    /** Stream bytes of one lap of the region. */
     private final long regionSize;
+    /**
+     * The stream bytes of the frame holding {@link #written}, from its start {@link #tailFrame}:
+     * a write that begins in that frame writes them again before its own. The leader's alone.
+     */
+    private final byte[] tail = new byte[Frames.PAYLOAD];
+    private long tailFrame;
     /** Bytes appends of ordinary records leave free for {@link #appendReserved}: the flusher's room to make room. */
     private final long reserve;
 
@@ -78,22 +89,25 @@ public final class Log {
     private long recordsInPending;
 
     /**
-     * A log over {@code [regionOffset, regionOffset + regionSize)} of {@code dev} whose next
-     * record goes at {@code end}, with space before {@code start} free for reuse, appending in
-     * {@code epoch}. Records up to {@code end} are taken as durable.
+     * A log over {@code [regionOffset, regionOffset + regionBytes)} of {@code dev}, a region that
+     * {@link #format} prepared, whose next record goes at {@code end}, with space before {@code
+     * start} free for reuse, appending in {@code epoch}. Records up to {@code end} are taken as
+     * durable. Reads the frame holding {@code end}, which the first write rewrites.
      */
-    public Log(BlockDevice dev, long regionOffset, long regionSize, long start, long end, long epoch) {
-        if (regionSize < 2L * Records.MIN_REGION || regionSize % 4096 != 0) {
+    public Log(BlockDevice dev, long regionOffset, long regionBytes, long start, long end, long epoch) {
+        if (regionBytes < 2L * Records.MIN_REGION || regionBytes % 4096 != 0) {
             throw new IllegalArgumentException("a log region holds at least " + 2 * Records.MIN_REGION
-                    + " bytes in a multiple of 4096, found " + regionSize);
+                    + " bytes in a multiple of 4096, found " + regionBytes);
         }
-        if (start > end || end - start > regionSize || end % Records.ALIGN != 0) {
-            throw new IllegalArgumentException("log positions must have start <= end <= start + " + regionSize
+        long lap = Frames.lap(regionBytes);
+        if (start > end || end - start > lap || end % Records.ALIGN != 0) {
+            throw new IllegalArgumentException("log positions must have start <= end <= start + " + lap
                     + " and end aligned to " + Records.ALIGN + ", found " + start + " and " + end);
         }
         this.dev = dev;
         this.regionOffset = regionOffset;
-        this.regionSize = regionSize;
+        this.regionBytes = regionBytes;
+        this.regionSize = lap;
         this.reserve = regionSize / 4;
         this.start = start;
         this.end = end;
@@ -101,8 +115,49 @@ public final class Log {
         this.durable = end;
         this.pendingFrom = end;
         this.epoch = epoch;
+        this.tailFrame = Frames.frameStart(end);
+        loadTail(end);
     }
 
+    /**
+     * The bytes of the frame holding {@code end} before it, as the device has them; none if the
+     * frame is not this stream's (a new log starting there: nothing before {@code end} is read).
+     */
+    private void loadTail(long end) {
+        if (end == tailFrame) {
+            return;
+        }
+        long off = Frames.frameOffset(regionOffset, regionSize, end);
+        if (off + Frames.FRAME > dev.size()) {
+            return;
+        }
+        ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
+        dev.read(off, f);
+        Frames.Frame fr = Frames.classify(f, 0, tailFrame);
+        if (fr.kind() == Frames.Kind.WRITTEN && fr.fill() >= end - tailFrame) {
+            f.get(Frames.HEADER, tail, 0, (int) (end - tailFrame));
+        }
+    }
+
+    /**
+     * Prepares a log region for a new log: every frame blank (see {@link Frames}), then a sync.
+     * A region's log starts once; the region is never zero afterwards, so a zeroed sector in it
+     * is damage, not a frame never written.
+     */
+    public static void format(BlockDevice dev, long regionOffset, long regionBytes) {
+        int chunk = (int) Math.min(regionBytes, 1 << 20);
+        ByteBuffer blank = ByteBuffer.allocate(chunk);
+        ByteBuffer none = ByteBuffer.allocate(0);
+        for (int at = 0; at < chunk; at += Frames.FRAME) {
+            Frames.encode(blank, at, Frames.BLANK, 0, none, 0, 0);
+        }
+        for (long off = 0; off < regionBytes; off += chunk) {
+            ByteBuffer b = blank.duplicate();
+            b.limit((int) Math.min(chunk, regionBytes - off));
+            dev.write(regionOffset + off, b);
+        }
+        dev.sync();
+    }
     /**
      * Bytes one record of the flusher may take: its installs and doubling steps stay within this,
      * so that the reserve holds several of them, enough to make room in a full log.
@@ -182,6 +237,7 @@ public final class Log {
         long from;
         long to;
         long base;
+        long e;
         synchronized (this) {
             if (leader || pending.position() < WRITE_AHEAD || failure != null || closed) {
                 return;
@@ -190,27 +246,32 @@ public final class Log {
             from = pendingFrom;
             to = end;
             base = durable;
+            e = epoch;
             batch = pending.flip();
             pending = ByteBuffer.allocate(64 << 10);
             pendingFrom = to;
         }
-        writeTaken(batch, from, to, base, false);
+        writeTaken(batch, from, to, base, e, false);
     }
 
     /**
      * The leader's write of the records it took, {@code [from, to)}, sealed against the durable
-     * position {@code base}, then a sync if {@code sync}; gives the leadership back. A failure
-     * drops the records from {@code from} on (see {@link #fail}).
+     * position {@code base}, in frames of epoch {@code frameEpoch}, then a sync if {@code sync};
+     * gives the leadership back. A failure drops the records from {@code from} on (see {@link
+     * #fail}).
      */
-    private void writeTaken(ByteBuffer batch, long from, long to, long base, boolean sync) {
+    private void writeTaken(ByteBuffer batch, long from, long to, long base, long frameEpoch, boolean sync) {
         boolean ok = false;
         try {
             Records.seal(batch, from, base, regionSize);
-            writeRange(from, batch);
+            ByteBuffer stream = writeFrames(from, batch, frameEpoch);
             if (sync) {
                 dev.sync();
             }
             ok = true;
+            // Only now: a failed sync drops these records, and a heal rewrites the frame holding
+            // from with the bytes before from, which the tail must still hold then.
+            advanceTail(from, stream);
         } catch (HtodException e) {
             fail(e, from, to);
             throw e;
@@ -360,6 +421,7 @@ public final class Log {
             long from;
             long to;
             long base;
+            long e;
             synchronized (this) {
                 while (true) {
                     if (generation != gen) {
@@ -378,6 +440,7 @@ public final class Log {
                 from = pendingFrom;
                 to = end;
                 base = durable;
+                e = epoch;
                 batch = pending.flip();
                 pending = ByteBuffer.allocate(Math.max(64 << 10, batch.capacity()));
                 pendingFrom = to;
@@ -385,20 +448,58 @@ public final class Log {
                 groupRecords += recordsInPending;
                 recordsInPending = 0;
             }
-            writeTaken(batch, from, to, base, true);
+            writeTaken(batch, from, to, base, e, true);
         }
     }
 
-    /** Writes records of {@code bytes} that begin at position {@code from}: one write, or two across the lap's end. */
-    private void writeRange(long from, ByteBuffer bytes) {
-        while (bytes.hasRemaining()) {
-            long off = from % regionSize;
-            int n = (int) Math.min(bytes.remaining(), regionSize - off);
-            ByteBuffer part = bytes.duplicate();
-            part.limit(part.position() + n);
-            dev.write(regionOffset + off, part);
-            bytes.position(bytes.position() + n);
-            from += n;
+    /**
+     * Writes the stream bytes {@code bytes}, which begin at position {@code from}, as frames of
+     * {@code frameEpoch}: the frame holding {@code from} again with the bytes it holds before
+     * it, then the rest. One device write, two across the lap's end. Returns the stream bytes
+     * written, from the start of the frame holding {@code from}.
+     */
+    private ByteBuffer writeFrames(long from, ByteBuffer bytes, long frameEpoch) {
+        long fs = Frames.frameStart(from);
+        int prefix = (int) (from - fs);
+        ByteBuffer stream = ByteBuffer.allocate(prefix + bytes.remaining());
+        if (fs == tailFrame) {
+            stream.put(tail, 0, prefix);
+        } else {
+            stream.position(prefix); // a new log's first frame: nothing before from is read
+        }
+        stream.put(bytes.duplicate()).flip();
+        int frames = (stream.limit() + Frames.PAYLOAD - 1) / Frames.PAYLOAD;
+        ByteBuffer out = ByteBuffer.allocate(frames * Frames.FRAME);
+        for (int i = 0; i < frames; i++) {
+            int fill = Math.min(Frames.PAYLOAD, stream.limit() - i * Frames.PAYLOAD);
+            Frames.encode(out, i * Frames.FRAME, fs + (long) i * Frames.PAYLOAD, frameEpoch, stream, i * Frames.PAYLOAD,
+                    fill);
+        }
+        writeOut(fs, out);
+        return stream;
+    }
+
+    /** After a write of {@code stream} (see {@link #writeFrames}) of records from {@code from}: its last frame is the tail. */
+    private void advanceTail(long from, ByteBuffer stream) {
+        long fs = Frames.frameStart(from);
+        long to = fs + stream.limit();
+        long last = Frames.frameStart(to);
+        if (last < to) {
+            stream.get((int) (last - fs), tail, 0, (int) (to - last));
+        }
+        tailFrame = last;
+    }
+
+    /** Writes whole frames whose first holds position {@code fs}: one write, or two across the lap's end. */
+    private void writeOut(long fs, ByteBuffer frames) {
+        long first = (fs % regionSize) / Frames.PAYLOAD;
+        long inLap = regionBytes / Frames.FRAME;
+        int n = (int) Math.min(frames.remaining() / Frames.FRAME, inLap - first) * Frames.FRAME;
+        ByteBuffer part = frames.duplicate();
+        part.limit(n);
+        dev.write(regionOffset + first * Frames.FRAME, part);
+        if (n < frames.remaining()) {
+            dev.write(regionOffset, frames.duplicate().position(n));
         }
     }
 
@@ -428,14 +529,16 @@ public final class Log {
     }
 
     /**
-     * After a failure: overwrites with zeros the range the failed write may have reached and
-     * syncs, then lets appends continue from where the last durable record ends. Throws, and
-     * stays failed, if the device still fails. Returns the position from which records were
+     * After a failure: overwrites the range the failed write may have reached and syncs (the
+     * frame holding its start again as it was before it, in the new epoch; the others blank),
+     * then lets appends continue from where the last durable record ends. Throws, and stays
+     * failed, if the device still fails. Returns the position from which records were
      * dropped, or -1 if the log had not failed.
      */
     public long heal() {
         long from;
         long to;
+        long e;
         synchronized (this) {
             if (closed) {
                 throw new StoreClosedException("the log of " + dev.name() + " is closed");
@@ -449,9 +552,18 @@ public final class Log {
             leader = true;
             from = failedFrom;
             to = failedTo;
+            e = epoch;
         }
         try {
-            writeRange(from, ByteBuffer.allocate((int) Math.min(to - from, Integer.MAX_VALUE - 64)));
+            long fs = Frames.frameStart(from);
+            int frames = (int) ((Math.min(to, from + regionSize) - fs + Frames.PAYLOAD - 1) / Frames.PAYLOAD);
+            ByteBuffer out = ByteBuffer.allocate(frames * Frames.FRAME);
+            ByteBuffer before = ByteBuffer.wrap(fs == tailFrame ? tail : new byte[Frames.PAYLOAD]);
+            Frames.encode(out, 0, fs, e, before, 0, (int) (from - fs));
+            for (int i = 1; i < frames; i++) {
+                Frames.encode(out, i * Frames.FRAME, Frames.BLANK, 0, before, 0, 0);
+            }
+            writeOut(fs, out);
             dev.sync();
             synchronized (this) {
                 failure = null;

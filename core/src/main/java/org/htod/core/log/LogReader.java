@@ -7,14 +7,17 @@ import org.htod.core.device.BlockDevice;
 /**
  * Reads the stream of a log region from a position on, record by record, until the first place
  * where no valid record lies (see {@link Records}): that is where the log ends. Reads the region
- * in large windows; never reads past the device's end (unwritten bytes end the stream) nor more
- * than one lap from where it started.
+ * in large windows, never more than one lap from where it started, and checks each frame
+ * ({@link Frames}) before it uses a byte of it: a frame this lap did not write (a torn or
+ * unfinished write, or never written) ends the stream; a damaged one, or a device that ends
+ * inside the region, is refused ({@link CorruptStoreException}).
  */
 public final class LogReader {
     private static final int WINDOW = 1 << 20;
 
     private final BlockDevice dev;
     private final long regionOffset;
+    /** Stream bytes of one lap (see {@link Frames#lap}). */
     private final long regionSize;
     private final long from;
     private long pos;
@@ -24,25 +27,37 @@ public final class LogReader {
     private long bytesRead;
     private String stopReason = "";
     private final boolean damageScan;
+    /** The last frame checked: its stream position and what it is. */
+    private long frameAt = -1;
+    private Frames.Frame frame;
+    /**
+     * The furthest frame taken as written, and its epoch: a frame after it must be of that epoch
+     * or later (one of an earlier epoch was left from before a crash, past the end recovery
+     * found then). Frames are met in stream order; a record's bytes may be read again.
+     */
+    private long lastFrame = -1;
+    private long lastFrameEpoch;
 
     /**
-     * A reader from position {@code from}, accepting records of epoch {@code minEpoch} or later,
-     * that tells damage from a torn tail (see {@link #next}).
+     * A reader of the region {@code [regionOffset, regionOffset + regionBytes)} from position
+     * {@code from}, accepting records of epoch {@code minEpoch} or later, that tells damage from a
+     * torn tail (see {@link #next}).
      */
-    public LogReader(BlockDevice dev, long regionOffset, long regionSize, long from, long minEpoch) {
-        this(dev, regionOffset, regionSize, from, minEpoch, true);
+    public LogReader(BlockDevice dev, long regionOffset, long regionBytes, long from, long minEpoch) {
+        this(dev, regionOffset, regionBytes, from, minEpoch, true);
     }
 
     /**
-     * {@code damageScan} false: the stream simply ends at the first invalid record, as where no
-     * record can follow it (a store closed cleanly, whose last checkpoint is the log's end).
+     * {@code damageScan} false: the stream simply ends at the first invalid record or frame, as
+     * where no record can follow it (a store closed cleanly, whose last checkpoint is the log's
+     * end).
      */
-    public LogReader(BlockDevice dev, long regionOffset, long regionSize, long from, long minEpoch,
+    public LogReader(BlockDevice dev, long regionOffset, long regionBytes, long from, long minEpoch,
             boolean damageScan) {
         this.damageScan = damageScan;
         this.dev = dev;
         this.regionOffset = regionOffset;
-        this.regionSize = regionSize;
+        this.regionSize = Frames.lap(regionBytes);
         this.from = from;
         this.pos = from;
         this.epoch = minEpoch;
@@ -51,23 +66,35 @@ public final class LogReader {
     /**
      * The next record (pads skipped), or null where the stream ends.
      *
-     * @throws CorruptStoreException where the stream meets an invalid record that is not its torn
-     *     tail: a valid record further on was written by a later group commit, which began only
-     *     once the invalid one's group was synced (see {@link Records})
+     * @throws CorruptStoreException where the stream meets damage, not its torn tail: a damaged
+     *     frame; an invalid record in frames written whole; or an invalid record after which a
+     *     valid one was written by a later group commit, which began only once the invalid one's
+     *     group was synced (see {@link Records})
      */
     public Records.Record next() {
         Records.Record r = read();
-        if (r == null && damageScan && !stopReason.equals("a whole lap read") && !stopReason.equals("the device ends")) {
-            refuseIfWrittenAfter(pos);
+        if (r == null && damageScan && !stopReason.equals("a whole lap read")) {
+            if (damaged) {
+                throw new CorruptStoreException("the log of " + dev.name() + " is damaged at position " + pos + " (offset "
+                        + Frames.byteOffset(regionOffset, regionSize, pos) + ": " + stopReason + "): the records from"
+                        + " there on may be acknowledged, so the store is not opened",
+                        Frames.frameOffset(regionOffset, regionSize, pos));
+            }
+            String why = stopReason;
+            refuseIfWrittenAfter(pos, why);
+            stopReason = why; // the scan's reads say nothing of where the stream ends
         }
         return r;
     }
+
+    /** Whether the stream ended at damage (see {@link #next}), not at a frame or byte never written. */
+    private boolean damaged;
 
     /**
      * Looks, up to a lap from the start, for a valid record whose group commit began after
      * {@code bad}; throws if one is found. Reads at most the rest of the lap.
      */
-    private void refuseIfWrittenAfter(long bad) {
+    private void refuseIfWrittenAfter(long bad, String why) {
         long q = bad + Records.ALIGN;
         while (q < from + regionSize) {
             long rest = regionSize - q % regionSize;
@@ -77,7 +104,9 @@ public final class LogReader {
             }
             ByteBuffer h = bytes(q, Records.HEADER);
             if (h == null) {
-                return;
+                // nothing of this lap there: on to the next frame
+                q = Math.max(q + Records.ALIGN, Frames.frameStart(q) + Frames.PAYLOAD);
+                continue;
             }
             int len = h.getInt(Records.LENGTH_OFFSET);
             if (h.getLong(Records.LSN_OFFSET) == q && len >= Records.HEADER && len % Records.ALIGN == 0 && len <= rest
@@ -86,9 +115,10 @@ public final class LogReader {
                 if (r != null && Records.crc(r, 4, len) == r.getInt(Records.CRC_OFFSET)) {
                     if (Records.groupStart(r, q) > bad) {
                         throw new CorruptStoreException("the log of " + dev.name() + " is damaged at position " + bad
-                                + " (offset " + (regionOffset + bad % regionSize) + ": " + stopReason + "), yet the record"
+                                + " (offset " + Frames.byteOffset(regionOffset, regionSize, bad) + ": " + why
+                                + "), yet the record"
                                 + " at position " + q + " was written after it was made durable: the records between are"
-                                + " lost, so the store is not opened", regionOffset + bad % regionSize);
+                                + " lost, so the store is not opened", Frames.frameOffset(regionOffset, regionSize, bad));
                     }
                     q += len;
                     continue;
@@ -111,34 +141,33 @@ public final class LogReader {
             }
             ByteBuffer h = bytes(pos, Records.HEADER);
             if (h == null) {
-                stopReason = "the device ends";
-                return null;
+                return null; // bytes() said why
             }
+            // From here on every byte read lies in frames this lap wrote whole: a record that
+            // does not check out there was damaged after it was written.
             int len = h.getInt(Records.LENGTH_OFFSET);
             long lsn = h.getLong(Records.LSN_OFFSET);
             long e = h.getLong(Records.EPOCH_OFFSET);
             if (lsn != pos) {
-                stopReason = "no record of position " + pos + " (found " + lsn + ")";
-                return null;
+                return damage("no record of position " + pos + " (found " + lsn + ")");
             }
             if (len < Records.HEADER || len % Records.ALIGN != 0 || len > rest) {
-                stopReason = "a record length of " + len + " at position " + pos;
-                return null;
+                return damage("a record length of " + len + " at position " + pos);
             }
             if (e < epoch) {
-                stopReason = "a record of epoch " + e + " after epoch " + epoch + " at position " + pos;
-                return null;
+                return damage("a record of epoch " + e + " after epoch " + epoch + " at position " + pos);
             }
             ByteBuffer r = bytes(pos, len);
-            if (r == null || Records.crc(r, 4, len) != r.getInt(Records.CRC_OFFSET)) {
-                stopReason = r == null ? "the device ends" : "a CRC32C mismatch at position " + pos;
+            if (r == null) {
                 return null;
+            }
+            if (Records.crc(r, 4, len) != r.getInt(Records.CRC_OFFSET)) {
+                return damage("a CRC32C mismatch at position " + pos);
             }
             int type = Byte.toUnsignedInt(r.get(Records.TYPE_OFFSET));
             int p = r.getInt(Records.PAYLOAD_LENGTH_OFFSET);
             if (p < 0 || Records.HEADER + (long) p > len) {
-                stopReason = "a payload length of " + p + " at position " + pos;
-                return null;
+                return damage("a payload length of " + p + " at position " + pos);
             }
             epoch = e;
             long at = pos;
@@ -171,15 +200,49 @@ public final class LogReader {
         return stopReason;
     }
 
-    /** {@code n} bytes of the stream at position {@code p} (which do not cross the lap's end), or null past the device. */
+    private Records.Record damage(String why) {
+        stopReason = why;
+        damaged = true;
+        return null;
+    }
+
+    /**
+     * {@code n} bytes of the stream at position {@code p} (which do not cross the lap's end), or
+     * null where the stream ends before {@code p + n}, with {@link #stopReason} saying why: a
+     * frame this lap did not write, a frame written only partly, or damage ({@link #damaged}).
+     */
     private ByteBuffer bytes(long p, int n) {
-        long off = regionOffset + p % regionSize;
-        if (off + n > dev.size()) {
+        ByteBuffer out = ByteBuffer.allocate(n);
+        long q = p;
+        while (out.hasRemaining()) {
+            long fs = Frames.frameStart(q);
+            ByteBuffer f = frame(fs);
+            if (f == null) {
+                return null;
+            }
+            int in = (int) (q - fs);
+            int k = Math.min(frame.fill() - in, out.remaining());
+            if (k <= 0) {
+                stopReason = "nothing written at position " + q + " (its frame holds " + frame.fill() + " bytes)";
+                return null;
+            }
+            out.put(f.duplicate().position(Frames.HEADER + in).limit(Frames.HEADER + in + k));
+            q += k;
+        }
+        return out.flip();
+    }
+
+    /** The frame of stream position {@code fs} if this lap wrote it, checked once; else null, with why. */
+    private ByteBuffer frame(long fs) {
+        long off = Frames.frameOffset(regionOffset, regionSize, fs);
+        if (off + Frames.FRAME > dev.size()) {
+            stopReason = "the device ends at offset " + dev.size() + ", inside the log region";
+            damaged = true;
             return null;
         }
-        if (windowAt < 0 || off < windowAt || off + n > windowAt + window.limit()) {
-            long lapEnd = regionOffset + regionSize;
-            int len = (int) Math.min(Math.max(WINDOW, n), Math.min(lapEnd, dev.size()) - off);
+        if (windowAt < 0 || off < windowAt || off + Frames.FRAME > windowAt + window.limit()) {
+            long lapEnd = Frames.frameOffset(regionOffset, regionSize, 0) + regionSize / Frames.PAYLOAD * Frames.FRAME;
+            int len = (int) Math.min(WINDOW, Math.min(lapEnd, dev.size()) - off);
             window = ByteBuffer.allocate(len);
             dev.read(off, window);
             window.flip();
@@ -187,6 +250,28 @@ public final class LogReader {
             bytesRead += len;
         }
         int at = (int) (off - windowAt);
-        return window.duplicate().position(at).limit(at + n).slice();
+        if (frameAt != fs) {
+            frame = Frames.classify(window, at, fs);
+            frameAt = fs;
+        }
+        if (frame.kind() == Frames.Kind.DAMAGED) {
+            stopReason = frame.why() + " at offset " + off;
+            damaged = true;
+            return null;
+        }
+        if (frame.kind() == Frames.Kind.NOT_WRITTEN) {
+            stopReason = frame.why() + " at offset " + off;
+            return null;
+        }
+        if (fs > lastFrame) {
+            if (frame.epoch() < lastFrameEpoch) {
+                stopReason = "a frame of epoch " + frame.epoch() + " after epoch " + lastFrameEpoch + " at offset " + off
+                        + " (left from before a crash)";
+                return null;
+            }
+            lastFrame = fs;
+            lastFrameEpoch = frame.epoch();
+        }
+        return window.duplicate().position(at).limit(at + Frames.FRAME).slice();
     }
 }

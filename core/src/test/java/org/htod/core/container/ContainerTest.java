@@ -231,13 +231,14 @@ class ContainerTest {
         Container.create(dev, SMALL_LOG);
         for (long slot : new long[] {Slots.A, Slots.B}) {
             ByteBuffer b = Slots.read(dev, slot);
-            b.putInt(Superblock.FORMAT_VERSION_OFFSET, 3);
+            b.putInt(Superblock.FORMAT_VERSION_OFFSET, Superblock.FORMAT_VERSION + 1);
             Slots.write(dev, slot, Slots.reseal(b));
         }
         IncompatibleFormatException e = assertThrows(IncompatibleFormatException.class, () -> Container.open(dev));
         assertTrue(e.isTooNew());
-        assertEquals("format version 3 of " + dev.name() + " is too new: this library reads versions 2 to 2",
-                e.getMessage());
+        int v = Superblock.FORMAT_VERSION;
+        assertEquals("format version " + (v + 1) + " of " + dev.name() + " is too new: this library reads versions " + v
+                + " to " + v, e.getMessage());
     }
 
     @Test
@@ -246,7 +247,7 @@ class ContainerTest {
         Container.create(dev, SMALL_LOG);
         for (long slot : new long[] {Slots.A, Slots.B}) {
             ByteBuffer b = Slots.read(dev, slot);
-            b.putInt(Superblock.FORMAT_VERSION_OFFSET, 1);
+            b.putInt(Superblock.FORMAT_VERSION_OFFSET, Superblock.FORMAT_VERSION - 1);
             Slots.write(dev, slot, Slots.reseal(b));
         }
         IncompatibleFormatException e = assertThrows(IncompatibleFormatException.class, () -> Container.open(dev));
@@ -260,7 +261,7 @@ class ContainerTest {
         MemoryDevice dev = new MemoryDevice();
         Container.create(dev, SMALL_LOG);
         ByteBuffer b = Slots.read(dev, Slots.A);
-        b.putInt(Superblock.FORMAT_VERSION_OFFSET, 3);
+        b.putInt(Superblock.FORMAT_VERSION_OFFSET, Superblock.FORMAT_VERSION + 1);
         Slots.write(dev, Slots.A, Slots.reseal(b));
         assertTrue(assertThrows(IncompatibleFormatException.class, () -> Container.open(dev)).isTooNew());
     }

@@ -62,7 +62,7 @@ class SuperblockTest {
         byte[] magic = new byte[8];
         b.get(0, magic);
         assertArrayEquals("HTODSTOR".getBytes(StandardCharsets.US_ASCII), magic);
-        assertEquals(2, b.getInt(8));
+        assertEquals(Superblock.FORMAT_VERSION, b.getInt(8));
         assertEquals(192, b.getInt(12));
         assertEquals(7, b.getLong(16));
         assertEquals(0x1122334455667788L, b.getLong(24));
@@ -227,13 +227,13 @@ class SuperblockTest {
     @Test
     void newerVersionIsTooNewEvenWithAnotherRecordLength() {
         ByteBuffer b = sample().encode();
-        b.putInt(8, 3);
+        b.putInt(8, Superblock.FORMAT_VERSION + 1);
         b.putInt(12, 300);
         b.put(250, (byte) 42); // a field this version does not know
         IncompatibleFormatException e = assertThrows(IncompatibleFormatException.class,
                 () -> Superblock.decode(Slots.reseal(b), STORE, 0));
         assertTrue(e.isTooNew());
-        assertEquals(3, e.foundVersion());
+        assertEquals(Superblock.FORMAT_VERSION + 1, e.foundVersion());
         assertTrue(e.getMessage().contains("test.htod"), e.getMessage());
         assertTrue(e.getMessage().contains("too new"), e.getMessage());
     }
@@ -256,7 +256,7 @@ class SuperblockTest {
     @Test
     void versionWithBrokenCrcIsCorruptNotIncompatible() {
         ByteBuffer b = sample().encode();
-        b.putInt(8, 3); // CRC not recomputed: damage, not a newer writer
+        b.putInt(8, Superblock.FORMAT_VERSION + 1); // CRC not recomputed: damage, not a newer writer
         assertThrows(CorruptStoreException.class, () -> Superblock.decode(b, STORE, 0));
     }
 
