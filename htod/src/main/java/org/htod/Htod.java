@@ -254,7 +254,7 @@ public final class Htod {
          */
         public HtodStore open() {
             ContainerConfig cfg = container.build();
-            BlockDevice device = opener.open(createIfMissing);
+            MeteredDevice device = new MeteredDevice(opener.open(createIfMissing));
             if (!direct) {
                 try {
                     Clock c = clock;
@@ -263,7 +263,7 @@ public final class Htod {
                     WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
                             bufferSize, Math.max(1, syncInterval.toMillis()), installBatch);
                     return new HtodStore(LoggedOpen.open(device, createIfMissing, cfg, topts, wopts, c::millis),
-                            durability, clock);
+                            durability, clock, device);
                 } catch (RuntimeException e) {
                     device.close(); // an open that failed before it began has written nothing
                     throw e;
@@ -301,7 +301,7 @@ public final class Htod {
                 device.close();
                 throw e;
             }
-            return new HtodStore(tables, durability, syncInterval, clock);
+            return new HtodStore(tables, durability, syncInterval, clock, device);
         }
     }
 }

@@ -11,13 +11,16 @@ import org.htod.core.CorruptStoreException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.alloc.HeapRecoveryReport;
+import org.htod.core.alloc.HeapStats;
+import org.htod.core.container.Superblock;
+import org.htod.core.storage.Storage;
 import org.htod.mob.BufferedMap;
 import org.htod.mob.LoggedOpen;
 import org.htod.mob.WriteLayer;
 import org.htod.table.HashtableOnDisk;
-import org.htod.table.TableRecovery;
+import org.htod.table.TableRecoveryReport;
 import org.htod.table.TableStore;
-import org.htod.table.TableVerifier;
+import org.htod.table.TableVerifyReport;
 
 /**
  * An open store: one file or device holding any number of named maps. Thread-safe. Close it to
@@ -36,10 +39,13 @@ public final class HtodStore implements AutoCloseable {
     private final Clock clock;
     private final RecoveryReport report;
     private final ScheduledExecutorService syncer;
+    private final MeteredDevice device;
+    private final OpMeter meter = new OpMeter();
     private volatile boolean closed;
 
     /** A store in log mode. */
-    HtodStore(LoggedOpen.Opened opened, Durability durability, Clock clock) {
+    HtodStore(LoggedOpen.Opened opened, Durability durability, Clock clock, MeteredDevice device) {
+        this.device = device;
         this.layer = opened.layer();
         this.tables = null;
         this.durability = durability;
@@ -66,7 +72,8 @@ public final class HtodStore implements AutoCloseable {
     }
 
     /** A store in direct mode. */
-    HtodStore(TableStore tables, Durability durability, Duration syncInterval, Clock clock) {
+    HtodStore(TableStore tables, Durability durability, Duration syncInterval, Clock clock, MeteredDevice device) {
+        this.device = device;
         this.tables = tables;
         this.layer = null;
         this.durability = durability;
@@ -87,7 +94,7 @@ public final class HtodStore implements AutoCloseable {
 
     private static RecoveryReport report(TableStore tables) {
         HeapRecoveryReport heap = tables.storage().recoveryReport();
-        TableRecovery.Report t = tables.recovery();
+        TableRecoveryReport t = tables.recovery();
         if (t == null) {
             return new RecoveryReport(true, heap.path(), heap.took(), heap.headersRead(), Duration.ZERO, 0, 0, 0,
                     0, 0, 0, 0, 0, "opened cleanly, heap " + heap);
@@ -125,10 +132,12 @@ public final class HtodStore implements AutoCloseable {
         }
         if (layer != null) {
             BufferedMap m = layer.map(name, true);
-            return new HtodMap<>(name, m, m, keyCodec, valueCodec, clock::millis, this);
+            MeteredTable metered = new MeteredTable(m, m, meter);
+            return new HtodMap<>(name, metered, metered, m, keyCodec, valueCodec, clock::millis, this);
         }
         HashtableOnDisk t = tables.table(name, true);
-        return new HtodMap<>(name, t, t, keyCodec, valueCodec, clock::millis, this);
+        MeteredTable metered = new MeteredTable(t, t, meter);
+        return new HtodMap<>(name, metered, metered, t, keyCodec, valueCodec, clock::millis, this);
     }
 
     /** Names of the maps in this store. */
@@ -208,11 +217,71 @@ public final class HtodStore implements AutoCloseable {
     public VerifyReport verify() {
         ensureOpen();
         try {
-            TableVerifier.Report r = layer != null ? layer.verify() : tables.verify(true);
+            TableVerifyReport r = layer != null ? layer.verify() : tables.verify(true);
             return new VerifyReport(r.tables(), r.entries(), r.reachedBlocks(), r.allocatedBlocks(), List.of());
         } catch (CorruptStoreException e) {
             return new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));
         }
+    }
+
+    /**
+     * A snapshot of the store's figures (see {@link StoreStats}): cheap enough to poll, but it
+     * reads each map's size, which in log mode waits for an install under way. Writers are not
+     * stopped: each figure is exact when read, the set not taken at one instant.
+     */
+    public StoreStats stats() {
+        ensureOpen();
+        Storage storage = storage();
+        Superblock sb = storage.superblock();
+        HeapStats heap = storage.heap().stats();
+        StoreStats.Layout layout = new StoreStats.Layout(device.name(), Superblock.FORMAT_VERSION,
+                sb.storageMethod().name(), logged(), durability, sb.grain(), sb.maxQuickList(), sb.acceptableWaste(),
+                sb.obaThreshold(), sb.logSize(), sb.heapOffset(), sb.heapCapacity(), sb.sectorSize(), sb.createdMillis());
+        java.util.Map<String, Long> entries = new java.util.TreeMap<>();
+        for (String name : mapNames()) {
+            entries.put(name, layer != null ? layer.map(name, false).size() : tables.table(name, false).size());
+        }
+        StoreStats.Space space = new StoreStats.Space(device.size(), heap.usedBytes(), heap.capacityBytes(),
+                heap.highWaterBytes(), heap.allocatedBlocks(), heap.allocatedBytes(), heap.requestedBytes(),
+                heap.freeBlocks(), heap.freeBytes());
+        StoreStats.Fragmentation frag = new StoreStats.Fragmentation(heap.internalFragmentation(),
+                heap.externalFragmentation(), heap.totalFragmentation());
+        StoreStats.WriteLayerFigures wl = null;
+        if (layer != null) {
+            WriteLayer.Figures f = layer.figures();
+            wl = new StoreStats.WriteLayerFigures(f.groupCommits(), f.recordsCommitted(),
+                    ratio(f.recordsCommitted(), f.groupCommits()), f.bufferBytes(), f.bufferCapacity(),
+                    ratio(f.bufferBytes(), f.bufferCapacity()), f.bufferedKeys(), f.changesBuffered(),
+                    f.changesAbsorbed(), ratio(f.changesAbsorbed(), f.changesBuffered()), f.installs(),
+                    f.installedKeys(), f.checkpoints(), f.doublingSteps(), f.logUsedBytes(), f.logRegionBytes());
+        }
+        long[] c = tableStore().cacheCounts();
+        StoreStats.Cache cache = new StoreStats.Cache(c[0], c[1], ratio(c[0], c[0] + c[1]));
+        return new StoreStats(layout, meter.counts(), entries, space, frag, device.counts(), wl, cache, report);
+    }
+
+    private static double ratio(long a, long b) {
+        return b == 0 ? 0 : (double) a / b;
+    }
+
+    /** The device, counting its I/O. */
+    MeteredDevice device() {
+        return device;
+    }
+
+    /** The counters of the maps' operations. */
+    OpMeter meter() {
+        return meter;
+    }
+
+    /** The storage under the tables, in either mode. */
+    Storage storage() {
+        return layer != null ? layer.storage() : tables.storage();
+    }
+
+    /** The tables, in either mode (under the write layer in log mode). */
+    TableStore tableStore() {
+        return layer != null ? layer.tables() : tables;
     }
 
     /** Log mode's write layer, for tests that count what it does; null in direct mode. */

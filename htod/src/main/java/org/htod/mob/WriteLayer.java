@@ -89,13 +89,55 @@ public final class WriteLayer {
     private volatile HtodException stopped;
     private long lastAsyncSync;
 
-    /** Counters the store's statistics read. */
+    /** Counters the store's statistics read; written under the install lock, read without it. */
     static final class Stats {
-        long installs;
-        long installedKeys;
-        long checkpoints;
-        long doublingSteps;
-        long installFailures;
+        volatile long installs;
+        volatile long installedKeys;
+        volatile long checkpoints;
+        volatile long doublingSteps;
+        volatile long installFailures;
+    }
+
+    /**
+     * The write layer's figures for the store's statistics, read without stopping anything (each
+     * figure is exact, the set of them not taken at one instant).
+     *
+     * @param groupCommits group commits of the log so far (writes of the log, each ending in one
+     *     sync at durability SYNC)
+     * @param recordsCommitted log records those group commits carried
+     * @param bufferBytes bytes of the changes in the write buffer
+     * @param bufferCapacity bytes the buffer may hold before writers wait
+     * @param bufferedKeys keys with a change in the buffer
+     * @param changesBuffered changes put in the buffer since the store opened
+     * @param changesAbsorbed of those, changes that replaced an earlier change of the same key still in the buffer
+     * @param installs install batches the flusher wrote
+     * @param installedKeys keys those installs wrote into the tables
+     * @param checkpoints checkpoints taken
+     * @param doublingSteps doubling steps of the tables
+     * @param logUsedBytes bytes of the log region holding records not yet released by a checkpoint
+     * @param logRegionBytes bytes of the log region
+     */
+    public record Figures(long groupCommits, long recordsCommitted, long bufferBytes, long bufferCapacity,
+            long bufferedKeys, long changesBuffered, long changesAbsorbed, long installs, long installedKeys,
+            long checkpoints, long doublingSteps, long logUsedBytes, long logRegionBytes) {}
+
+    /** See {@link Figures}. */
+    public Figures figures() {
+        long[] groups = log.groupCounts();
+        long[] buffered = mob.counts();
+        return new Figures(groups[0], groups[1], mob.bytes(), mob.capacity(), mob.keys(), buffered[0], buffered[1],
+                stats.installs, stats.installedKeys, stats.checkpoints, stats.doublingSteps, log.used(),
+                log.regionSize());
+    }
+
+    /** The storage under the tables: the heap and the superblock. */
+    public Storage storage() {
+        return storage;
+    }
+
+    /** The tables under the buffer. */
+    public TableStore tables() {
+        return tables;
     }
 
     WriteLayer(Storage storage, TableStore tables, Log log, Installer installer, Mob mob, Options options,
@@ -768,7 +810,7 @@ public final class WriteLayer {
      * running: the checkpoint's block is the one allocated block no table reaches. The buffer's
      * changes are in memory and the log, not yet in the tables; the verifier checks what is.
      */
-    public org.htod.table.TableVerifier.Report verify() {
+    public org.htod.table.TableVerifyReport verify() {
         ensureOpen();
         install.lock();
         try {
