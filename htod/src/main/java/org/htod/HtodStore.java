@@ -260,6 +260,129 @@ public final class HtodStore implements AutoCloseable {
         return new StoreStats(layout, meter.counts(), entries, space, frag, device.counts(), wl, cache, report);
     }
 
+    /**
+     * Writes a consistent copy of this open store to the new file {@code target}, while writers go
+     * on: every entry of every map as of one instant (a prefix of the changes the store took),
+     * rewritten into a fresh store laid out like this one, with batch allocation, so that the copy
+     * is also compacted. The copy is written under a temporary name beside {@code target}, closed
+     * cleanly, verified, and renamed into place; on any failure (the disk full) {@code target} is
+     * left absent and this store untouched.
+     *
+     * <p>While it runs, the write layer installs nothing: writers go on until the write buffer is
+     * full, then wait for the copy to end; a map's size waits for it too. Needs the log: a store
+     * in direct mode refuses, as no instant holds all its maps still (close it and use {@link
+     * Htod#compact}, or copy the closed file).
+     *
+     * @throws HtodException if {@code target} exists, or the copy cannot be written
+     */
+    public CopyReport copyTo(java.nio.file.Path target, Progress progress) {
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(progress, "progress");
+        ensureOpen();
+        if (layer == null) {
+            throw new UnsupportedOperationException("a consistent copy of an open store needs the log; " + this
+                    + " was opened in direct mode");
+        }
+        StoreOps.refuseExisting(target);
+        java.nio.file.Path tmp = StoreOps.temporary(target);
+        try {
+            long[] n = StoreOps.copyInto(this, tmp, progress, true);
+            StoreOps.publish(tmp, target, false);
+            return new CopyReport(target, (int) n[1], n[0], device.size(), StoreOps.size(target), "snapshot", 0, -1, null);
+        } catch (RuntimeException e) {
+            StoreOps.deleteQuietly(tmp, e);
+            throw e;
+        }
+    }
+
+    /**
+     * The entries of map {@code map} with their expiry and version, streamed from disk (weakly
+     * consistent, as the map's own iterators; expired entries left out).
+     *
+     * @throws IllegalArgumentException if the store has no such map
+     */
+    public java.util.Iterator<StoreEntry> entries(String map) {
+        ensureOpen();
+        org.htod.table.TableReader r = layer != null ? layer.map(map, false) : tables.table(map, false);
+        if (r == null) {
+            throw new IllegalArgumentException(this + " has no map '" + map + "'");
+        }
+        java.util.Iterator<org.htod.table.StoredEntry> it = r.iterator(true);
+        long now = clock.millis();
+        return new java.util.Iterator<>() {
+            private StoreEntry next = advance();
+
+            private StoreEntry advance() {
+                while (it.hasNext()) {
+                    org.htod.table.StoredEntry e = it.next();
+                    if (!e.expiredAt(now)) {
+                        return new StoreEntry(map, e.key(), e.value(), e.expiry(), e.version());
+                    }
+                }
+                return null;
+            }
+
+            @Override
+            public boolean hasNext() {
+                return next != null;
+            }
+
+            @Override
+            public StoreEntry next() {
+                if (next == null) {
+                    throw new java.util.NoSuchElementException();
+                }
+                StoreEntry e = next;
+                next = advance();
+                return e;
+            }
+        };
+    }
+
+    /**
+     * Writes {@code entry} into its map (created if absent) as it is: its bytes, its expiry, and
+     * its version if above 0 (else the map's usual versioning). What an import does.
+     */
+    public void load(StoreEntry entry) {
+        Objects.requireNonNull(entry, "entry");
+        HtodMap<byte[], byte[]> m = map(entry.map(), Codec.bytes(), Codec.bytes());
+        byte[] k = m.keyBytes(entry.key());
+        byte[] v = m.valueBytes(k, entry.value());
+        long meterStart = meter.start();
+        m.writer().update(k, cur -> entry.version() > 0 ? org.htod.table.Change.put(v, entry.expiresAt(), entry.version())
+                : org.htod.table.Change.put(v, entry.expiresAt()));
+        meter.done(OpMeter.Op.PUT, 1, meterStart);
+    }
+
+    /**
+     * Hands {@code sink} every entry of every map: in log mode a consistent view ({@link
+     * WriteLayer#copyFrozen}); in direct mode a walk of each map, consistent only if nothing
+     * writes ({@code frozen} refuses it).
+     */
+    void copyEntries(boolean frozen, java.util.function.LongConsumer total,
+            java.util.function.BiConsumer<String, org.htod.table.StoredEntry> sink) {
+        ensureOpen();
+        if (layer != null) {
+            layer.copyFrozen(total, sink);
+            return;
+        }
+        if (frozen) {
+            throw new UnsupportedOperationException("a consistent copy of an open store needs the log");
+        }
+        List<String> names = new java.util.ArrayList<>(tables.names());
+        java.util.Collections.sort(names);
+        long n = 0;
+        for (String name : names) {
+            n += tables.table(name, false).size();
+        }
+        total.accept(n);
+        for (String name : names) {
+            for (java.util.Iterator<org.htod.table.StoredEntry> it = tables.table(name, false).iterator(true); it.hasNext();) {
+                sink.accept(name, it.next());
+            }
+        }
+    }
+
     private static double ratio(long a, long b) {
         return b == 0 ? 0 : (double) a / b;
     }

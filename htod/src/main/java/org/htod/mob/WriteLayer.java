@@ -825,6 +825,58 @@ public final class WriteLayer {
         }
     }
 
+    /**
+     * Hands {@code sink} every live entry of every map as of one instant, while writers go on: a
+     * consistent copy of an open store. Installs, checkpoints and doublings wait until it returns,
+     * so the tables do not change; writers are held off only for the instant it takes to list the
+     * buffer's states (every change logged is in the buffer then, so the instant is a prefix of
+     * the log), and afterwards only if the buffer fills. {@code total} first gets the number of
+     * entries to come (expired ones not yet removed included, so an upper bound). A map's size
+     * waits for it, as it waits for an install.
+     */
+    public void copyFrozen(java.util.function.LongConsumer total, java.util.function.BiConsumer<String, StoredEntry> sink) {
+        ensureOpen();
+        install.lock();
+        try {
+            Map<Long, Map<ByteBuffer, Mob.Pending>> frozen = new HashMap<>();
+            Map<Mob.Pending, Mob.Value> states = new IdentityHashMap<>();
+            appendGuard.writeLock().lock();
+            try {
+                for (Mob.Pending p : mob.all()) {
+                    frozen.computeIfAbsent(p.tableId, t -> new HashMap<>()).put(ByteBuffer.wrap(p.key), p);
+                    states.put(p, p.current);
+                }
+            } finally {
+                appendGuard.writeLock().unlock();
+            }
+            long now = clock.getAsLong();
+            TreeMap<String, BufferedMap> sorted = new TreeMap<>(maps);
+            long n = 0;
+            for (BufferedMap m : sorted.values()) {
+                n += m.sizeNow();
+            }
+            total.accept(n);
+            for (Map.Entry<String, BufferedMap> e : sorted.entrySet()) {
+                BufferedMap m = e.getValue();
+                Map<ByteBuffer, Mob.Pending> over = frozen.getOrDefault(m.tableId, Map.of());
+                for (java.util.Iterator<StoredEntry> it = m.table.iterator(true); it.hasNext();) {
+                    StoredEntry t = it.next();
+                    if (!over.containsKey(ByteBuffer.wrap(t.key())) && !t.expiredAt(now)) {
+                        sink.accept(e.getKey(), t);
+                    }
+                }
+                for (Mob.Pending p : over.values()) {
+                    Mob.Value v = states.get(p);
+                    if (v.liveAt(now)) {
+                        sink.accept(e.getKey(), StoredEntry.buffered(p.hash, v.version(), v.expiry(), p.key, v.value()));
+                    }
+                }
+            }
+        } finally {
+            install.unlock();
+        }
+    }
+
     /** Installs every buffered change and takes a checkpoint, so that a reopen after a crash reads little. */
     public void checkpointNow() {
         ensureOpen();
