@@ -9,7 +9,9 @@ import java.util.Objects;
 import org.htod.core.CorruptStoreException;
 import org.htod.core.HtodException;
 import org.htod.core.NotAStoreException;
+import org.htod.core.container.Container;
 import org.htod.core.container.ContainerConfig;
+import org.htod.core.container.Superblock;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.FileDevice;
 import org.htod.core.storage.Storage;
@@ -75,6 +77,61 @@ public final class Htod {
     }
 
     /**
+     * Compacts the closed store in the file {@code path}: rewrites its live entries, map by map
+     * with batch allocation (OBA), into a new store laid out as it is (storage method, grain,
+     * allocator parameters, log size), verifies that, and renames it over {@code path}
+     * atomically. Expired entries are dropped. On any failure (the disk full) the store is left
+     * as it was and the new file removed. Offline only: the store must not be open elsewhere.
+     *
+     * @throws NotAStoreException if {@code path} holds no store
+     * @throws org.htod.core.StoreLockedException if a store has the file open
+     */
+    public static CopyReport compact(Path path, Progress progress) {
+        Objects.requireNonNull(path, "path");
+        return StoreOps.compact(path, Objects.requireNonNull(progress, "progress"));
+    }
+
+    /**
+     * Copies the closed store in {@code source} to the new file {@code target} (which must not
+     * exist): its live entries rewritten, with batch allocation, into a store laid out as it is,
+     * closed cleanly, verified, then renamed into place. The source is opened in the mode it was
+     * last opened in and closed cleanly again. To copy a store that is open in this process, use
+     * {@link HtodStore#copyTo}.
+     */
+    public static CopyReport copy(Path source, Path target, Progress progress) {
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(progress, "progress");
+        StoreOps.refuseExisting(target);
+        try (HtodStore s = builder(source).createIfMissing(false).modeAsStored(true).open()) {
+            Path tmp = StoreOps.temporary(target);
+            try {
+                long[] n = StoreOps.copyInto(s, tmp, progress, false);
+                StoreOps.publish(tmp, target, false);
+                return new CopyReport(target, (int) n[1], n[0], StoreOps.size(source), StoreOps.size(target), "walk", 0,
+                        -1, null);
+            } catch (RuntimeException e) {
+                StoreOps.deleteQuietly(tmp, e);
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Writes every entry that can be read from the damaged store in {@code damaged} into a new
+     * store at {@code target} (which must not exist), leaving {@code damaged} untouched. First
+     * it walks the maps of a copy of the file, opened as any open does (a log-mode store's log
+     * replayed): when that reads every map, nothing is lost. Otherwise it scans the heap block by
+     * block and keeps every entry whose checksums hold, named after its map where the map's
+     * catalog entry survived ({@code salvaged-<table id>} where not); a key found twice keeps its
+     * higher version. A scan cannot see changes that only the log held.
+     */
+    public static CopyReport salvage(Path damaged, Path target, Progress progress) {
+        Objects.requireNonNull(damaged, "damaged");
+        Objects.requireNonNull(target, "target");
+        return StoreOps.salvage(damaged, target, Objects.requireNonNull(progress, "progress"));
+    }
+
+    /**
      * A builder for a store on {@code device}. The store owns the device: closing the store closes
      * it.
      */
@@ -102,6 +159,7 @@ public final class Htod {
         private long cacheSize = DEFAULT_CACHE_SIZE;
         private int maxPendingLinks = TableOptions.DEFAULT_MAX_PENDING_LINKS;
         private boolean direct;
+        private boolean asStored;
         private long bufferSize = Math.max(1L << 20, Math.min(DEFAULT_BUFFER_SIZE, Runtime.getRuntime().maxMemory() / 8));
         private int installBatch = 4096;
         private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
@@ -161,6 +219,17 @@ public final class Htod {
          */
         public Builder directMode(boolean direct) {
             this.direct = direct;
+            return this;
+        }
+
+        /**
+         * Whether an existing store opens in the mode it was last opened in (direct or log),
+         * instead of the mode {@link #directMode} says: what a tool that only reads a store
+         * wants, since opening a direct-mode store in log mode starts its log for good. A new
+         * store is created as {@link #directMode} says. Default false.
+         */
+        public Builder modeAsStored(boolean asStored) {
+            this.asStored = asStored;
             return this;
         }
 
@@ -254,7 +323,17 @@ public final class Htod {
          */
         public HtodStore open() {
             ContainerConfig cfg = container.build();
-            BlockDevice device = opener.open(createIfMissing);
+            MeteredDevice device = new MeteredDevice(opener.open(createIfMissing));
+            boolean direct = this.direct;
+            if (asStored && device.size() > 0) {
+                try {
+                    Superblock sb = Container.open(device).superblock();
+                    direct = sb.rootCatalog() != 0 && !sb.log().active();
+                } catch (RuntimeException e) {
+                    device.close();
+                    throw e;
+                }
+            }
             if (!direct) {
                 try {
                     Clock c = clock;
@@ -263,7 +342,7 @@ public final class Htod {
                     WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
                             bufferSize, Math.max(1, syncInterval.toMillis()), installBatch);
                     return new HtodStore(LoggedOpen.open(device, createIfMissing, cfg, topts, wopts, c::millis),
-                            durability, clock);
+                            durability, clock, device);
                 } catch (RuntimeException e) {
                     device.close(); // an open that failed before it began has written nothing
                     throw e;
@@ -301,7 +380,7 @@ public final class Htod {
                 device.close();
                 throw e;
             }
-            return new HtodStore(tables, durability, syncInterval, clock);
+            return new HtodStore(tables, durability, syncInterval, clock, device);
         }
     }
 }

@@ -47,6 +47,8 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
     private final String name;
     private final TableReader reader;
     private final TableWriter writer;
+    /** The table itself, unmetered: what a {@link WriteBatch} writes to. */
+    private final TableWriter table;
     private final Codec<K> keys;
     private final Codec<V> values;
     private final LongSupplier clock;
@@ -55,9 +57,10 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
     private Collection<V> valueView;
     private Set<Map.Entry<K, V>> entrySet;
 
-    HtodMap(String name, TableReader reader, TableWriter writer, Codec<K> keys, Codec<V> values, LongSupplier clock,
-            HtodStore store) {
+    HtodMap(String name, TableReader reader, TableWriter writer, TableWriter table, Codec<K> keys, Codec<V> values,
+            LongSupplier clock, HtodStore store) {
         this.name = name;
+        this.table = table;
         this.store = store;
         this.reader = reader;
         this.writer = writer;
@@ -78,7 +81,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
     }
 
     TableWriter writer() {
-        return writer;
+        return table;
     }
 
     long expiryOf(Duration ttl) {

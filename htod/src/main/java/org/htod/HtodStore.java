@@ -11,13 +11,16 @@ import org.htod.core.CorruptStoreException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.alloc.HeapRecoveryReport;
+import org.htod.core.alloc.HeapStats;
+import org.htod.core.container.Superblock;
+import org.htod.core.storage.Storage;
 import org.htod.mob.BufferedMap;
 import org.htod.mob.LoggedOpen;
 import org.htod.mob.WriteLayer;
 import org.htod.table.HashtableOnDisk;
-import org.htod.table.TableRecovery;
+import org.htod.table.TableRecoveryReport;
 import org.htod.table.TableStore;
-import org.htod.table.TableVerifier;
+import org.htod.table.TableVerifyReport;
 
 /**
  * An open store: one file or device holding any number of named maps. Thread-safe. Close it to
@@ -36,10 +39,13 @@ public final class HtodStore implements AutoCloseable {
     private final Clock clock;
     private final RecoveryReport report;
     private final ScheduledExecutorService syncer;
+    private final MeteredDevice device;
+    private final OpMeter meter = new OpMeter();
     private volatile boolean closed;
 
     /** A store in log mode. */
-    HtodStore(LoggedOpen.Opened opened, Durability durability, Clock clock) {
+    HtodStore(LoggedOpen.Opened opened, Durability durability, Clock clock, MeteredDevice device) {
+        this.device = device;
         this.layer = opened.layer();
         this.tables = null;
         this.durability = durability;
@@ -66,7 +72,8 @@ public final class HtodStore implements AutoCloseable {
     }
 
     /** A store in direct mode. */
-    HtodStore(TableStore tables, Durability durability, Duration syncInterval, Clock clock) {
+    HtodStore(TableStore tables, Durability durability, Duration syncInterval, Clock clock, MeteredDevice device) {
+        this.device = device;
         this.tables = tables;
         this.layer = null;
         this.durability = durability;
@@ -87,7 +94,7 @@ public final class HtodStore implements AutoCloseable {
 
     private static RecoveryReport report(TableStore tables) {
         HeapRecoveryReport heap = tables.storage().recoveryReport();
-        TableRecovery.Report t = tables.recovery();
+        TableRecoveryReport t = tables.recovery();
         if (t == null) {
             return new RecoveryReport(true, heap.path(), heap.took(), heap.headersRead(), Duration.ZERO, 0, 0, 0,
                     0, 0, 0, 0, 0, "opened cleanly, heap " + heap);
@@ -125,10 +132,12 @@ public final class HtodStore implements AutoCloseable {
         }
         if (layer != null) {
             BufferedMap m = layer.map(name, true);
-            return new HtodMap<>(name, m, m, keyCodec, valueCodec, clock::millis, this);
+            MeteredTable metered = new MeteredTable(m, m, meter);
+            return new HtodMap<>(name, metered, metered, m, keyCodec, valueCodec, clock::millis, this);
         }
         HashtableOnDisk t = tables.table(name, true);
-        return new HtodMap<>(name, t, t, keyCodec, valueCodec, clock::millis, this);
+        MeteredTable metered = new MeteredTable(t, t, meter);
+        return new HtodMap<>(name, metered, metered, t, keyCodec, valueCodec, clock::millis, this);
     }
 
     /** Names of the maps in this store. */
@@ -208,11 +217,194 @@ public final class HtodStore implements AutoCloseable {
     public VerifyReport verify() {
         ensureOpen();
         try {
-            TableVerifier.Report r = layer != null ? layer.verify() : tables.verify(true);
+            TableVerifyReport r = layer != null ? layer.verify() : tables.verify(true);
             return new VerifyReport(r.tables(), r.entries(), r.reachedBlocks(), r.allocatedBlocks(), List.of());
         } catch (CorruptStoreException e) {
             return new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));
         }
+    }
+
+    /**
+     * A snapshot of the store's figures (see {@link StoreStats}): cheap enough to poll, but it
+     * reads each map's size, which in log mode waits for an install under way. Writers are not
+     * stopped: each figure is exact when read, the set not taken at one instant.
+     */
+    public StoreStats stats() {
+        ensureOpen();
+        Storage storage = storage();
+        Superblock sb = storage.superblock();
+        HeapStats heap = storage.heap().stats();
+        StoreStats.Layout layout = new StoreStats.Layout(device.name(), Superblock.FORMAT_VERSION,
+                sb.storageMethod().name(), logged(), durability, sb.grain(), sb.maxQuickList(), sb.acceptableWaste(),
+                sb.obaThreshold(), sb.logSize(), sb.heapOffset(), sb.heapCapacity(), sb.sectorSize(), sb.createdMillis());
+        java.util.Map<String, Long> entries = new java.util.TreeMap<>();
+        for (String name : mapNames()) {
+            entries.put(name, layer != null ? layer.map(name, false).size() : tables.table(name, false).size());
+        }
+        StoreStats.Space space = new StoreStats.Space(device.size(), heap.usedBytes(), heap.capacityBytes(),
+                heap.highWaterBytes(), heap.allocatedBlocks(), heap.allocatedBytes(), heap.requestedBytes(),
+                heap.freeBlocks(), heap.freeBytes());
+        StoreStats.Fragmentation frag = new StoreStats.Fragmentation(heap.internalFragmentation(),
+                heap.externalFragmentation(), heap.totalFragmentation());
+        StoreStats.WriteLayerFigures wl = null;
+        if (layer != null) {
+            WriteLayer.Figures f = layer.figures();
+            wl = new StoreStats.WriteLayerFigures(f.groupCommits(), f.recordsCommitted(),
+                    ratio(f.recordsCommitted(), f.groupCommits()), f.bufferBytes(), f.bufferCapacity(),
+                    ratio(f.bufferBytes(), f.bufferCapacity()), f.bufferedKeys(), f.changesBuffered(),
+                    f.changesAbsorbed(), ratio(f.changesAbsorbed(), f.changesBuffered()), f.installs(),
+                    f.installedKeys(), f.checkpoints(), f.doublingSteps(), f.logUsedBytes(), f.logRegionBytes());
+        }
+        long[] c = tableStore().cacheCounts();
+        StoreStats.Cache cache = new StoreStats.Cache(c[0], c[1], ratio(c[0], c[0] + c[1]));
+        return new StoreStats(layout, meter.counts(), entries, space, frag, device.counts(), wl, cache, report);
+    }
+
+    /**
+     * Writes a consistent copy of this open store to the new file {@code target}, while writers go
+     * on: every entry of every map as of one instant (a prefix of the changes the store took),
+     * rewritten into a fresh store laid out like this one, with batch allocation, so that the copy
+     * is also compacted. The copy is written under a temporary name beside {@code target}, closed
+     * cleanly, verified, and renamed into place; on any failure (the disk full) {@code target} is
+     * left absent and this store untouched.
+     *
+     * <p>While it runs, the write layer installs nothing: writers go on until the write buffer is
+     * full, then wait for the copy to end; a map's size waits for it too. Needs the log: a store
+     * in direct mode refuses, as no instant holds all its maps still (close it and use {@link
+     * Htod#compact}, or copy the closed file).
+     *
+     * @throws HtodException if {@code target} exists, or the copy cannot be written
+     */
+    public CopyReport copyTo(java.nio.file.Path target, Progress progress) {
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(progress, "progress");
+        ensureOpen();
+        if (layer == null) {
+            throw new UnsupportedOperationException("a consistent copy of an open store needs the log; " + this
+                    + " was opened in direct mode");
+        }
+        StoreOps.refuseExisting(target);
+        java.nio.file.Path tmp = StoreOps.temporary(target);
+        try {
+            long[] n = StoreOps.copyInto(this, tmp, progress, true);
+            StoreOps.publish(tmp, target, false);
+            return new CopyReport(target, (int) n[1], n[0], device.size(), StoreOps.size(target), "snapshot", 0, -1, null);
+        } catch (RuntimeException e) {
+            StoreOps.deleteQuietly(tmp, e);
+            throw e;
+        }
+    }
+
+    /**
+     * The entries of map {@code map} with their expiry and version, streamed from disk (weakly
+     * consistent, as the map's own iterators; expired entries left out).
+     *
+     * @throws IllegalArgumentException if the store has no such map
+     */
+    public java.util.Iterator<StoreEntry> entries(String map) {
+        ensureOpen();
+        org.htod.table.TableReader r = layer != null ? layer.map(map, false) : tables.table(map, false);
+        if (r == null) {
+            throw new IllegalArgumentException(this + " has no map '" + map + "'");
+        }
+        java.util.Iterator<org.htod.table.StoredEntry> it = r.iterator(true);
+        long now = clock.millis();
+        return new java.util.Iterator<>() {
+            private StoreEntry next = advance();
+
+            private StoreEntry advance() {
+                while (it.hasNext()) {
+                    org.htod.table.StoredEntry e = it.next();
+                    if (!e.expiredAt(now)) {
+                        return new StoreEntry(map, e.key(), e.value(), e.expiry(), e.version());
+                    }
+                }
+                return null;
+            }
+
+            @Override
+            public boolean hasNext() {
+                return next != null;
+            }
+
+            @Override
+            public StoreEntry next() {
+                if (next == null) {
+                    throw new java.util.NoSuchElementException();
+                }
+                StoreEntry e = next;
+                next = advance();
+                return e;
+            }
+        };
+    }
+
+    /**
+     * Writes {@code entry} into its map (created if absent) as it is: its bytes, its expiry, and
+     * its version if above 0 (else the map's usual versioning). What an import does.
+     */
+    public void load(StoreEntry entry) {
+        Objects.requireNonNull(entry, "entry");
+        HtodMap<byte[], byte[]> m = map(entry.map(), Codec.bytes(), Codec.bytes());
+        byte[] k = m.keyBytes(entry.key());
+        byte[] v = m.valueBytes(k, entry.value());
+        long meterStart = meter.start();
+        m.writer().update(k, cur -> entry.version() > 0 ? org.htod.table.Change.put(v, entry.expiresAt(), entry.version())
+                : org.htod.table.Change.put(v, entry.expiresAt()));
+        meter.done(OpMeter.Op.PUT, 1, meterStart);
+    }
+
+    /**
+     * Hands {@code sink} every entry of every map: in log mode a consistent view ({@link
+     * WriteLayer#copyFrozen}); in direct mode a walk of each map, consistent only if nothing
+     * writes ({@code frozen} refuses it).
+     */
+    void copyEntries(boolean frozen, java.util.function.LongConsumer total,
+            java.util.function.BiConsumer<String, org.htod.table.StoredEntry> sink) {
+        ensureOpen();
+        if (layer != null) {
+            layer.copyFrozen(total, sink);
+            return;
+        }
+        if (frozen) {
+            throw new UnsupportedOperationException("a consistent copy of an open store needs the log");
+        }
+        List<String> names = new java.util.ArrayList<>(tables.names());
+        java.util.Collections.sort(names);
+        long n = 0;
+        for (String name : names) {
+            n += tables.table(name, false).size();
+        }
+        total.accept(n);
+        for (String name : names) {
+            for (java.util.Iterator<org.htod.table.StoredEntry> it = tables.table(name, false).iterator(true); it.hasNext();) {
+                sink.accept(name, it.next());
+            }
+        }
+    }
+
+    private static double ratio(long a, long b) {
+        return b == 0 ? 0 : (double) a / b;
+    }
+
+    /** The device, counting its I/O. */
+    MeteredDevice device() {
+        return device;
+    }
+
+    /** The counters of the maps' operations. */
+    OpMeter meter() {
+        return meter;
+    }
+
+    /** The storage under the tables, in either mode. */
+    Storage storage() {
+        return layer != null ? layer.storage() : tables.storage();
+    }
+
+    /** The tables, in either mode (under the write layer in log mode). */
+    TableStore tableStore() {
+        return layer != null ? layer.tables() : tables;
     }
 
     /** Log mode's write layer, for tests that count what it does; null in direct mode. */

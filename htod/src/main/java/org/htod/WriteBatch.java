@@ -102,7 +102,12 @@ public final class WriteBatch implements AutoCloseable {
             throw new IllegalStateException("this batch was committed or closed already");
         }
         done = true;
-        return layer.batch(ops);
+        long removes = ops.stream().filter(op -> op.value() == null).count();
+        long t = store.meter().start();
+        int applied = layer.batch(ops);
+        store.meter().done(OpMeter.Op.REMOVE, removes, 0);
+        store.meter().done(OpMeter.Op.PUT, ops.size() - removes, t);
+        return applied;
     }
 
     /** Discards the batch if it was not committed. */

@@ -4,15 +4,16 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.List;
+import org.htod.HtodMetrics;
 import org.htod.HtodStore;
 import org.htod.RecoveryReport;
 import org.htod.fragment.FragmentCache;
 
 /**
  * The figures of the store under the server: what its maps hold and what its last open found.
- * Kept in this one class so that, when the store offers its own stats snapshot and Micrometer
- * binder, {@link #snapshot()} becomes {@code store.stats()} beside these counts and {@link
- * #bindTo} adds the store's binder ({@code binder.bindTo(registry)}); nothing else changes.
+ * The store's own figures (operations, device I/O, group commit, buffer fill, fragmentation,
+ * timers) come from its binder, {@link HtodMetrics}, which {@link #bindTo} adds beside the
+ * publishing system's counts.
  */
 final class StoreFigures {
     private final HtodStore store;
@@ -54,6 +55,7 @@ final class StoreFigures {
     }
 
     void bindTo(MeterRegistry registry) {
+        new HtodMetrics(store).bindTo(registry);
         Gauge.builder("htod.fragments", cache, FragmentCache::fragmentCount).description("fragments in cache1")
                 .register(registry);
         Gauge.builder("htod.assembled", cache, FragmentCache::assembledCount).description("assembled composites in cache2")

@@ -340,6 +340,11 @@ final class Mob {
         return map.isEmpty();
     }
 
+    /** Every key in the buffer; consistent only while no writer changes it (see {@link WriteLayer#copyFrozen}). */
+    List<Pending> all() {
+        return new ArrayList<>(map.values());
+    }
+
     int keys() {
         return map.size();
     }

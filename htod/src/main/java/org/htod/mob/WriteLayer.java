@@ -89,13 +89,55 @@ public final class WriteLayer {
     private volatile HtodException stopped;
     private long lastAsyncSync;
 
-    /** Counters the store's statistics read. */
+    /** Counters the store's statistics read; written under the install lock, read without it. */
     static final class Stats {
-        long installs;
-        long installedKeys;
-        long checkpoints;
-        long doublingSteps;
-        long installFailures;
+        volatile long installs;
+        volatile long installedKeys;
+        volatile long checkpoints;
+        volatile long doublingSteps;
+        volatile long installFailures;
+    }
+
+    /**
+     * The write layer's figures for the store's statistics, read without stopping anything (each
+     * figure is exact, the set of them not taken at one instant).
+     *
+     * @param groupCommits group commits of the log so far (writes of the log, each ending in one
+     *     sync at durability SYNC)
+     * @param recordsCommitted log records those group commits carried
+     * @param bufferBytes bytes of the changes in the write buffer
+     * @param bufferCapacity bytes the buffer may hold before writers wait
+     * @param bufferedKeys keys with a change in the buffer
+     * @param changesBuffered changes put in the buffer since the store opened
+     * @param changesAbsorbed of those, changes that replaced an earlier change of the same key still in the buffer
+     * @param installs install batches the flusher wrote
+     * @param installedKeys keys those installs wrote into the tables
+     * @param checkpoints checkpoints taken
+     * @param doublingSteps doubling steps of the tables
+     * @param logUsedBytes bytes of the log region holding records not yet released by a checkpoint
+     * @param logRegionBytes bytes of the log region
+     */
+    public record Figures(long groupCommits, long recordsCommitted, long bufferBytes, long bufferCapacity,
+            long bufferedKeys, long changesBuffered, long changesAbsorbed, long installs, long installedKeys,
+            long checkpoints, long doublingSteps, long logUsedBytes, long logRegionBytes) {}
+
+    /** See {@link Figures}. */
+    public Figures figures() {
+        long[] groups = log.groupCounts();
+        long[] buffered = mob.counts();
+        return new Figures(groups[0], groups[1], mob.bytes(), mob.capacity(), mob.keys(), buffered[0], buffered[1],
+                stats.installs, stats.installedKeys, stats.checkpoints, stats.doublingSteps, log.used(),
+                log.regionSize());
+    }
+
+    /** The storage under the tables: the heap and the superblock. */
+    public Storage storage() {
+        return storage;
+    }
+
+    /** The tables under the buffer. */
+    public TableStore tables() {
+        return tables;
     }
 
     WriteLayer(Storage storage, TableStore tables, Log log, Installer installer, Mob mob, Options options,
@@ -768,7 +810,7 @@ public final class WriteLayer {
      * running: the checkpoint's block is the one allocated block no table reaches. The buffer's
      * changes are in memory and the log, not yet in the tables; the verifier checks what is.
      */
-    public org.htod.table.TableVerifier.Report verify() {
+    public org.htod.table.TableVerifyReport verify() {
         ensureOpen();
         install.lock();
         try {
@@ -778,6 +820,58 @@ public final class WriteLayer {
             // them with memory, so they are written now (log mode's recovery reads only their ids).
             tables.writeHeaders();
             return tables.verify(true, h -> h == cp || heldBlocks.contains(h));
+        } finally {
+            install.unlock();
+        }
+    }
+
+    /**
+     * Hands {@code sink} every live entry of every map as of one instant, while writers go on: a
+     * consistent copy of an open store. Installs, checkpoints and doublings wait until it returns,
+     * so the tables do not change; writers are held off only for the instant it takes to list the
+     * buffer's states (every change logged is in the buffer then, so the instant is a prefix of
+     * the log), and afterwards only if the buffer fills. {@code total} first gets the number of
+     * entries to come (expired ones not yet removed included, so an upper bound). A map's size
+     * waits for it, as it waits for an install.
+     */
+    public void copyFrozen(java.util.function.LongConsumer total, java.util.function.BiConsumer<String, StoredEntry> sink) {
+        ensureOpen();
+        install.lock();
+        try {
+            Map<Long, Map<ByteBuffer, Mob.Pending>> frozen = new HashMap<>();
+            Map<Mob.Pending, Mob.Value> states = new IdentityHashMap<>();
+            appendGuard.writeLock().lock();
+            try {
+                for (Mob.Pending p : mob.all()) {
+                    frozen.computeIfAbsent(p.tableId, t -> new HashMap<>()).put(ByteBuffer.wrap(p.key), p);
+                    states.put(p, p.current);
+                }
+            } finally {
+                appendGuard.writeLock().unlock();
+            }
+            long now = clock.getAsLong();
+            TreeMap<String, BufferedMap> sorted = new TreeMap<>(maps);
+            long n = 0;
+            for (BufferedMap m : sorted.values()) {
+                n += m.sizeNow();
+            }
+            total.accept(n);
+            for (Map.Entry<String, BufferedMap> e : sorted.entrySet()) {
+                BufferedMap m = e.getValue();
+                Map<ByteBuffer, Mob.Pending> over = frozen.getOrDefault(m.tableId, Map.of());
+                for (java.util.Iterator<StoredEntry> it = m.table.iterator(true); it.hasNext();) {
+                    StoredEntry t = it.next();
+                    if (!over.containsKey(ByteBuffer.wrap(t.key())) && !t.expiredAt(now)) {
+                        sink.accept(e.getKey(), t);
+                    }
+                }
+                for (Mob.Pending p : over.values()) {
+                    Mob.Value v = states.get(p);
+                    if (v.liveAt(now)) {
+                        sink.accept(e.getKey(), StoredEntry.buffered(p.hash, v.version(), v.expiry(), p.key, v.value()));
+                    }
+                }
+            }
         } finally {
             install.unlock();
         }

@@ -2,6 +2,7 @@ package org.htod.table;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A bounded cache of entries' first bytes (what {@link HashtableOnDisk#prefix} reads: the fixed
@@ -41,6 +42,9 @@ final class EntryCache {
         }
     }
 
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+
     /** A cache of about {@code bytes} bytes; 0 disables it. */
     EntryCache(long bytes) {
         parts = new Part[PARTS];
@@ -64,10 +68,18 @@ final class EntryCache {
             return null;
         }
         Part p = part(handle);
+        byte[] b;
         synchronized (p) {
-            byte[] b = p.get(handle);
-            return b == null ? null : b.clone();
+            b = p.get(handle);
+            b = b == null ? null : b.clone();
         }
+        (b == null ? misses : hits).increment();
+        return b;
+    }
+
+    /** Lookups that found the entry's bytes, and lookups that did not, since the store opened (0, 0 when disabled). */
+    long[] counts() {
+        return new long[] {hits.sum(), misses.sum()};
     }
 
     void put(long handle, byte[] prefix) {

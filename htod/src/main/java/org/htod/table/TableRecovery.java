@@ -41,20 +41,7 @@ import org.htod.core.alloc.Heap;
 public final class TableRecovery {
     private TableRecovery() {}
 
-    /** What the recovery found and did. */
-    public record Report(Duration took, int tables, long entries, long leakedBlocksFreed, long entriesRelinked,
-            long bucketsRepaired, long staleEntriesUnlinked) {
-
-        @Override
-        public String toString() {
-            return "table recovery in " + took.toMillis() + " ms: " + tables + " tables, " + entries + " entries counted, "
-                    + leakedBlocksFreed + " leaked blocks freed, " + entriesRelinked + " entries relinked in "
-                    + bucketsRepaired + " buckets of an interrupted doubling, " + staleEntriesUnlinked
-                    + " stale entries of keys met twice unlinked";
-        }
-    }
-
-    static Report run(TableStore ts) {
+    static TableRecoveryReport run(TableStore ts) {
         long t0 = System.nanoTime();
         Heap heap = ts.heap();
         Marks marks = new Marks(heap);
@@ -133,7 +120,7 @@ public final class TableRecovery {
         for (Walk w : walks) {
             stale += w.stale;
         }
-        return new Report(Duration.ofNanos(System.nanoTime() - t0), walks.size(), entries - cat.entries, freed[0],
+        return new TableRecoveryReport(Duration.ofNanos(System.nanoTime() - t0), walks.size(), entries - cat.entries, freed[0],
                 relinked, repaired, stale);
     }
 

@@ -30,7 +30,7 @@ public final class TableStore implements AutoCloseable {
     private final TableOptions options;
     private final HashtableOnDisk catalog;
     private final Map<String, HashtableOnDisk> tables = new ConcurrentHashMap<>();
-    private final TableRecovery.Report recovery;
+    private final TableRecoveryReport recovery;
     /** Whether the store was closed cleanly before this opening: no header write can have been torn. */
     private final boolean clean;
     private volatile boolean closed;
@@ -287,7 +287,7 @@ public final class TableStore implements AutoCloseable {
     }
 
     /** What the table recovery did on open, or null if the store had been closed cleanly. */
-    public TableRecovery.Report recovery() {
+    public TableRecoveryReport recovery() {
         return recovery;
     }
 
@@ -306,15 +306,20 @@ public final class TableStore implements AutoCloseable {
     }
 
     /** Runs the structural verifier over every table (see {@link TableVerifier}). */
-    public TableVerifier.Report verify(boolean checkLeaks) {
+    public TableVerifyReport verify(boolean checkLeaks) {
         ensureOpen();
         return TableVerifier.verify(this, checkLeaks);
     }
 
     /** {@link #verify(boolean)}, with blocks outside the tables that a layer above accounts for. */
-    public TableVerifier.Report verify(boolean checkLeaks, java.util.function.LongPredicate alsoReached) {
+    public TableVerifyReport verify(boolean checkLeaks, java.util.function.LongPredicate alsoReached) {
         ensureOpen();
         return TableVerifier.verify(this, checkLeaks, alsoReached);
+    }
+
+    /** The entry cache's hits and misses since the store opened. */
+    public long[] cacheCounts() {
+        return gate.cache.counts();
     }
 
     /** Device syncs so far, for tests that count them. */

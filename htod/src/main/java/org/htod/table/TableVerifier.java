@@ -25,14 +25,12 @@ import org.htod.core.alloc.Heap;
 public final class TableVerifier {
     private TableVerifier() {}
 
-    public record Report(int tables, long entries, long reachedBlocks, long allocatedBlocks) {}
-
-    static Report verify(TableStore ts, boolean checkLeaks) {
+    static TableVerifyReport verify(TableStore ts, boolean checkLeaks) {
         return verify(ts, checkLeaks, h -> false);
     }
 
     /** {@link #verify(TableStore, boolean)}, counting the blocks {@code alsoReached} accepts as reached (log mode's checkpoint). */
-    static Report verify(TableStore ts, boolean checkLeaks, java.util.function.LongPredicate alsoReached) {
+    static TableVerifyReport verify(TableStore ts, boolean checkLeaks, java.util.function.LongPredicate alsoReached) {
         Heap heap = ts.heap();
         ts.gate().sync(); // frees what waits, so that what stays allocated is what the tables hold
         heap.verify();
@@ -74,7 +72,7 @@ public final class TableVerifier {
                     + " are reached by no table, e.g. the block at offset " + heap.address(leaked[1]) + " of "
                     + heap.blockSize(leaked[1]) + " bytes", heap.address(leaked[1]));
         }
-        return new Report(tables.size(), entries, reached[0], allocated[0]);
+        return new TableVerifyReport(tables.size(), entries, reached[0], allocated[0]);
     }
 
     private static void mark(TableRecovery.Marks marks, long handle, long[] reached, HashtableOnDisk t, String what) {

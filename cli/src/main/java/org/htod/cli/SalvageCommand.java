@@ -1,0 +1,39 @@
+package org.htod.cli;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import org.htod.CopyReport;
+import org.htod.Htod;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+@Command(name = "salvage", description = "Writes every readable entry of a damaged store into a new store, leaving the"
+        + " damaged one untouched: a walk of its maps when it opens and verifies, else a scan of its heap block by block.")
+final class SalvageCommand implements Callable<Integer> {
+    @Parameters(index = "0", description = "the damaged store file")
+    Path store;
+
+    @Parameters(index = "1", description = "the new store file (must not exist)")
+    Path target;
+
+    @Option(names = "--quiet", description = "no progress bar")
+    boolean quiet;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        Stores.mustExist(store);
+        Stores.mustNotExist(target);
+        CopyReport r;
+        try (Bar bar = Bar.of("salvage", "", quiet)) {
+            r = Htod.salvage(store, target, bar);
+        }
+        spec.commandLine().getOut().println(r);
+        return Exit.OK.code;
+    }
+}

@@ -1,0 +1,33 @@
+package org.htod.cli;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.htod.Durability;
+import org.htod.Htod;
+import org.htod.HtodStore;
+import org.htod.core.NotAStoreException;
+
+/** How the commands open a store: never creating one, in the mode it was last opened in. */
+final class Stores {
+    private Stores() {}
+
+    static HtodStore open(Path path) {
+        mustExist(path);
+        return Htod.builder(path).createIfMissing(false).modeAsStored(true).durability(Durability.SYNC).open();
+    }
+
+    static void mustExist(Path path) {
+        if (!Files.exists(path)) {
+            throw new NotAStoreException(path + ": no such file");
+        }
+        if (Files.isDirectory(path)) {
+            throw new NotAStoreException(path + " is a directory, not an htod store");
+        }
+    }
+
+    static void mustNotExist(Path path) {
+        if (Files.exists(path)) {
+            throw new Exit.TargetExistsException(path + " exists: this command writes a new file and never overwrites one");
+        }
+    }
+}

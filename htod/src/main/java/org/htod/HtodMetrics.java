@@ -1,0 +1,130 @@
+package org.htod;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.lang.System.Logger.Level;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+import org.htod.core.alloc.HeapStats;
+
+/**
+ * The figures of {@link HtodStore#stats()} as Micrometer meters, all tagged {@code store} with the
+ * file's name: counters of the maps' operations, device I/O, syncs, group commits and entry-cache
+ * hits; gauges of bytes, entries per map, buffer fill and absorption, group-commit size,
+ * fragmentation and the last open's time; and timers {@code htod.operation} ({@code op} = get,
+ * put, remove) with the 50th, 90th and 99th percentiles. Micrometer is an optional dependency of
+ * htod: only a program that uses this class needs it.
+ *
+ * <pre>{@code
+ * new HtodMetrics(store).bindTo(registry);
+ * }</pre>
+ *
+ * <p>Counters count from the store's open; the timers time operations from the first binding on
+ * (until then the store reads no clock). Gauges of entries cover the maps the store had when
+ * bound. Meters of a closed store read as NaN.
+ */
+// Micrometer's types in this API are the embedder's to bring (an optional dependency), not re-exported.
+@SuppressWarnings("exports")
+public final class HtodMetrics implements MeterBinder {
+    private static final System.Logger LOG = System.getLogger(HtodMetrics.class.getName());
+
+    private final HtodStore store;
+    private final Tags tags;
+
+    public HtodMetrics(HtodStore store) {
+        this.store = java.util.Objects.requireNonNull(store, "store");
+        this.tags = Tags.of(Tag.of("store", store.device().name()));
+    }
+
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        OpMeter meter = store.meter();
+        MeteredDevice device = store.device();
+        for (OpMeter.Op op : OpMeter.Op.values()) {
+            String name = op.name().toLowerCase(java.util.Locale.ROOT);
+            ToDoubleFunction<OpMeter> f = switch (op) {
+                case GET -> m -> m.counts().gets();
+                case PUT -> m -> m.counts().puts();
+                case REMOVE -> m -> m.counts().removes();
+            };
+            FunctionCounter.builder("htod.operations", meter, f).tags(tags).tag("op", name)
+                    .description("operations of the store's maps since it opened").register(registry);
+        }
+        FunctionCounter.builder("htod.operations", meter, m -> m.counts().unchanged()).tags(tags).tag("op", "unchanged")
+                .description("conditional writes that found nothing to do").register(registry);
+        Map<OpMeter.Op, Timer> timers = new EnumMap<>(OpMeter.Op.class);
+        for (OpMeter.Op op : OpMeter.Op.values()) {
+            timers.put(op, Timer.builder("htod.operation").tags(tags).tag("op", op.name().toLowerCase(java.util.Locale.ROOT))
+                    .description("time of a map operation (a putAll or a batch is one sample)")
+                    .publishPercentiles(0.5, 0.9, 0.99).register(registry));
+        }
+        meter.attach((op, nanos) -> timers.get(op).record(nanos, TimeUnit.NANOSECONDS));
+
+        FunctionCounter.builder("htod.device.reads", device, d -> d.counts().reads()).tags(tags).register(registry);
+        FunctionCounter.builder("htod.device.writes", device, d -> d.counts().writes()).tags(tags).register(registry);
+        FunctionCounter.builder("htod.device.syncs", device, d -> d.counts().syncs()).tags(tags)
+                .description("flushes of the device to stable storage").register(registry);
+        FunctionCounter.builder("htod.device.bytes", device, d -> d.counts().bytesRead()).tags(tags).tag("direction", "read")
+                .baseUnit("bytes").register(registry);
+        FunctionCounter.builder("htod.device.bytes", device, d -> d.counts().bytesWritten()).tags(tags)
+                .tag("direction", "write").baseUnit("bytes").register(registry);
+
+        Gauge.builder("htod.file.bytes", device, MeteredDevice::size).tags(tags).baseUnit("bytes").register(registry);
+        heapGauge(registry, "htod.heap.used.bytes", HeapStats::usedBytes, "bytes");
+        heapGauge(registry, "htod.heap.allocated.bytes", HeapStats::allocatedBytes, "bytes");
+        heapGauge(registry, "htod.heap.free.bytes", HeapStats::freeBytes, "bytes");
+        Gauge.builder("htod.fragmentation", store, s -> s.storage().heap().stats().internalFragmentation()).tags(tags)
+                .tag("kind", "internal").description("storage allocated over storage requested").register(registry);
+        Gauge.builder("htod.fragmentation", store, s -> s.storage().heap().stats().externalFragmentation()).tags(tags)
+                .tag("kind", "external").description("most storage ever in use over storage allocated").register(registry);
+        Gauge.builder("htod.fragmentation", store, s -> s.storage().heap().stats().totalFragmentation()).tags(tags)
+                .tag("kind", "total").register(registry);
+        for (String map : store.mapNames()) {
+            HtodMap<byte[], byte[]> m = store.map(map, Codec.bytes(), Codec.bytes());
+            Gauge.builder("htod.entries", m, HtodMap::longSize).tags(tags).tag("map", map).register(registry);
+        }
+        FunctionCounter.builder("htod.cache.hits", store, s -> s.tableStore().cacheCounts()[0]).tags(tags).register(registry);
+        FunctionCounter.builder("htod.cache.misses", store, s -> s.tableStore().cacheCounts()[1]).tags(tags)
+                .register(registry);
+        if (store.logged()) {
+            FunctionCounter.builder("htod.log.group.commits", store, s -> s.layer().figures().groupCommits()).tags(tags)
+                    .description("writes of the log, each a group of records made durable together").register(registry);
+            FunctionCounter.builder("htod.log.records", store, s -> s.layer().figures().recordsCommitted()).tags(tags)
+                    .register(registry);
+            Gauge.builder("htod.log.group.size", store, s -> {
+                var f = s.layer().figures();
+                return f.groupCommits() == 0 ? 0 : (double) f.recordsCommitted() / f.groupCommits();
+            }).tags(tags)
+                    .description("records per group commit since the store opened").register(registry);
+            Gauge.builder("htod.buffer.bytes", store, s -> s.layer().figures().bufferBytes()).tags(tags).baseUnit("bytes")
+                    .register(registry);
+            Gauge.builder("htod.buffer.fill", store, s -> {
+                var f = s.layer().figures();
+                return (double) f.bufferBytes() / f.bufferCapacity();
+            }).tags(tags).description("write buffer bytes over its capacity").register(registry);
+            Gauge.builder("htod.buffer.absorption", store, s -> {
+                var f = s.layer().figures();
+                return f.changesBuffered() == 0 ? 0 : (double) f.changesAbsorbed() / f.changesBuffered();
+            }).tags(tags)
+                    .description("changes replaced in the buffer by a later change of their key, over changes buffered")
+                    .register(registry);
+        }
+        Gauge.builder("htod.recovery.seconds", store, s -> s.recoveryReport().took().toNanos() / 1e9).tags(tags)
+                .description("time the last open took, recovery included").baseUnit("seconds").register(registry);
+        Gauge.builder("htod.recovery.clean", store, s -> s.recoveryReport().clean() ? 1 : 0).tags(tags)
+                .description("1 if the store had been closed cleanly before its last open").register(registry);
+        LOG.log(Level.DEBUG, () -> "meters of " + store + " bound to " + registry.getClass().getSimpleName());
+    }
+
+    private void heapGauge(MeterRegistry registry, String name, ToDoubleFunction<HeapStats> f, String unit) {
+        Gauge.builder(name, store, s -> f.applyAsDouble(s.storage().heap().stats())).tags(tags).baseUnit(unit)
+                .register(registry);
+    }
+}

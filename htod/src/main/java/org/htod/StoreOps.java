@@ -1,0 +1,259 @@
+package org.htod;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.htod.core.HtodException;
+import org.htod.core.HtodIOException;
+import org.htod.core.NotAStoreException;
+import org.htod.core.container.Container;
+import org.htod.core.container.Superblock;
+import org.htod.core.device.FileDevice;
+import org.htod.table.EntryScanner;
+
+/**
+ * Copy, compaction and salvage: each writes a new store beside its target under a temporary name,
+ * closes it cleanly, and only then renames it into place (atomically, on one file system), so
+ * that a failure (the disk full, say) leaves the target absent or as it was, and never touches
+ * the source.
+ */
+final class StoreOps {
+    private static final System.Logger LOG = System.getLogger(StoreOps.class.getName());
+
+    private StoreOps() {}
+
+    /** A builder for a new store laid out as {@code sb} says (method, grain, allocator parameters, log size). */
+    static Htod.Builder like(Path path, Superblock sb) {
+        return Htod.builder(path).storageMethod(StorageMethod.valueOf(sb.storageMethod().name())).grain(sb.grain())
+                .maxQuickList(sb.maxQuickList()).acceptableWaste(sb.acceptableWaste()).obaThreshold(sb.obaThreshold())
+                .logSize(sb.logSize()).heapCapacity(sb.heapCapacity()).durability(Durability.NONE);
+    }
+
+    /** A fresh temporary name beside {@code target}. */
+    static Path temporary(Path target) {
+        Path abs = target.toAbsolutePath();
+        return abs.resolveSibling(abs.getFileName() + ".partial-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+    }
+
+    static void refuseExisting(Path target) {
+        if (Files.exists(target)) {
+            throw new HtodException(target + " exists: a copy or salvage writes a new store and never overwrites one");
+        }
+    }
+
+    /** Renames {@code tmp} to {@code target} atomically and makes the rename durable. */
+    static void publish(Path tmp, Path target, boolean replace) {
+        try {
+            if (replace) {
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } else {
+                // ATOMIC_MOVE may replace silently on some systems: a link refuses an existing target.
+                Files.createLink(target, tmp);
+                Files.delete(tmp);
+            }
+            Path dir = target.toAbsolutePath().getParent();
+            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+                d.force(true);
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.DEBUG, () -> "cannot sync directory " + dir + ": " + e);
+            }
+        } catch (FileAlreadyExistsException e) {
+            throw new HtodException(target + " exists: a copy or salvage never overwrites a store", e);
+        } catch (IOException e) {
+            throw new HtodIOException("cannot rename " + tmp + " to " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    static void deleteQuietly(Path p, Throwable failure) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    static long size(Path p) {
+        try {
+            return Files.size(p);
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    /**
+     * Writes every entry of {@code source} into a new store at {@code tmp}, laid out like it,
+     * closes it cleanly and checks it with the verifier. Returns the entries and maps written.
+     */
+    static long[] copyInto(HtodStore source, Path tmp, Progress progress, boolean frozen) {
+        Superblock sb = source.storage().superblock();
+        try (HtodStore out = like(tmp, sb).open()) {
+            StoreCopier copier = new StoreCopier(out, System.currentTimeMillis());
+            long[] total = {-1};
+            long[] done = {0};
+            source.copyEntries(frozen, t -> {
+                total[0] = t;
+                progress.step(0, t);
+            }, (map, e) -> {
+                copier.add(map, e.key(), e.value(), e.expiry(), e.version());
+                if ((++done[0] & 255) == 0) {
+                    progress.step(done[0], total[0]);
+                }
+            });
+            copier.finish();
+            progress.step(done[0], total[0]);
+            for (String name : source.mapNames()) {
+                out.map(name, Codec.bytes(), Codec.bytes()); // empty maps too
+            }
+            VerifyReport v = out.verify();
+            if (!v.ok()) {
+                throw new HtodException("the store written to " + tmp + " does not verify: " + v);
+            }
+            return new long[] {copier.entries(), out.mapNames().size()};
+        }
+    }
+
+    static CopyReport compact(Path path, Progress progress) {
+        long before = size(path);
+        HtodStore source = Htod.builder(path).createIfMissing(false).modeAsStored(true).open();
+        Path tmp = temporary(path);
+        try {
+            long[] n = copyInto(source, tmp, progress, false);
+            // Renamed while the source is still open and locked, so that no other opening can
+            // write to the file being replaced; closing it afterwards writes to the old file only.
+            publish(tmp, path, true);
+            source.close();
+            return new CopyReport(path, (int) n[1], n[0], before, size(path), "walk", 0, -1, null);
+        } catch (RuntimeException e) {
+            deleteQuietly(tmp, e);
+            try {
+                source.close();
+            } catch (RuntimeException again) {
+                e.addSuppressed(again);
+            }
+            throw e;
+        }
+    }
+
+    static CopyReport salvage(Path damaged, Path target, Progress progress) {
+        if (!Files.exists(damaged)) {
+            throw new NotAStoreException(damaged + " does not exist");
+        }
+        refuseExisting(target);
+        long before = size(damaged);
+        // First a walk of a copy of the file, opened as any open does (the log replayed): it
+        // misses nothing if the damage lets it read every map. The source is never opened to write.
+        Path work = temporary(target);
+        String why;
+        try {
+            Files.copy(damaged, work);
+            try (HtodStore s = Htod.builder(work).createIfMissing(false).modeAsStored(true).open()) {
+                VerifyReport sound = s.verify();
+                if (!sound.ok()) {
+                    throw new HtodException("it opens but does not verify: " + sound.problems().get(0));
+                }
+                Path tmp = temporary(target);
+                try {
+                    long[] n = copyInto(s, tmp, progress, false);
+                    publish(tmp, target, false);
+                    return new CopyReport(target, (int) n[1], n[0], before, size(target), "walk", 0, -1, null);
+                } catch (RuntimeException e) {
+                    deleteQuietly(tmp, e);
+                    throw e;
+                }
+            }
+        } catch (HtodException e) {
+            why = e.getMessage();
+        } catch (IOException e) {
+            why = "cannot copy " + damaged + " to walk it: " + e.getMessage();
+        } finally {
+            try {
+                Files.deleteIfExists(work);
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, () -> "cannot delete " + work + ": " + e);
+            }
+        }
+        String reason = why;
+        LOG.log(System.Logger.Level.INFO, () -> "salvage of " + damaged + " scans its heap: " + reason);
+        return scan(damaged, target, progress, before, reason);
+    }
+
+    private static CopyReport scan(Path damaged, Path target, Progress progress, long before, String why) {
+        Path tmp = temporary(target);
+        try (FileDevice dev = FileDevice.open(damaged)) {
+            Superblock sb = Container.open(dev).superblock();
+            int grain = sb.grain();
+            long first = (sb.heapOffset() + 2 * 4096L + grain - 1) / grain * grain;
+            long end = Math.min(dev.size(), sb.heapOffset() + sb.heapCapacity()) / grain * grain;
+            long span = Math.max(0, end - first);
+            // Pass 1: the catalog's entries (a map's name and its table id, in a 16-byte value).
+            Map<Long, Map<Long, String>> namesByCatalog = new HashMap<>();
+            Map<Long, Long> seen = new HashMap<>();
+            EntryScanner.scan(dev, first, end, grain, f -> {
+                seen.merge(f.tableId(), 1L, Long::sum);
+                if (f.value().length == 16) {
+                    String name = utf8(f.key());
+                    if (name != null) {
+                        namesByCatalog.computeIfAbsent(f.tableId(), t -> new HashMap<>())
+                                .put(ByteBuffer.wrap(f.value()).getLong(8), name);
+                    }
+                }
+            }, done -> progress.step(done / 2, span));
+            long catalog = 0;
+            long best = -1;
+            for (Map.Entry<Long, Map<Long, String>> c : namesByCatalog.entrySet()) {
+                long named = c.getValue().keySet().stream().filter(seen::containsKey).count();
+                if (named > best) {
+                    best = named;
+                    catalog = c.getKey();
+                }
+            }
+            Map<Long, String> names = namesByCatalog.getOrDefault(catalog, Map.of());
+            long catalogId = catalog;
+            // Pass 2: every other entry, into the map its table id names.
+            EntryScanner.Scan scan;
+            long entries;
+            int maps;
+            try (HtodStore out = like(tmp, sb).open()) {
+                StoreCopier copier = new StoreCopier(out, System.currentTimeMillis());
+                scan = EntryScanner.scan(dev, first, end, grain, f -> {
+                    if (f.tableId() != catalogId || names.isEmpty()) {
+                        String map = names.getOrDefault(f.tableId(), "salvaged-" + Long.toHexString(f.tableId()));
+                        copier.add(map, f.key(), f.value(), f.expiry(), f.version());
+                    }
+                }, done -> progress.step(span / 2 + done / 2, span));
+                copier.finish();
+                entries = copier.entries();
+                maps = out.mapNames().size();
+                VerifyReport v = out.verify();
+                if (!v.ok()) {
+                    throw new HtodException("the store written to " + tmp + " does not verify: " + v);
+                }
+            }
+            publish(tmp, target, false);
+            return new CopyReport(target, maps, entries, before, size(target), "scan", scan.unreadableBytes(),
+                    scan.firstUnreadable(), "a walk failed (" + why + ")");
+        } catch (RuntimeException e) {
+            deleteQuietly(tmp, e);
+            throw e;
+        }
+    }
+
+    private static String utf8(byte[] b) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(b)).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+    }
+
+}

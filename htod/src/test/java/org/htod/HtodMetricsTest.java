@@ -1,0 +1,70 @@
+package org.htod;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.ValueAtPercentile;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.htod.core.device.MemoryDevice;
+import org.htod.testkit.OpenedStores;
+import org.htod.testkit.VerifyStores;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The binder's meters register on a registry and move when the store works. */
+@ExtendWith(VerifyStores.class)
+class HtodMetricsTest {
+
+    @Test
+    void metersMoveWithTheStore(OpenedStores stores) {
+        HtodStore s = stores.open(new MemoryDevice(), b -> TestStores.small(b).durability(Durability.SYNC));
+        HtodMap<String, String> m = s.map("pages", Codec.string(), Codec.string());
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new HtodMetrics(s).bindTo(registry);
+
+        double syncs0 = counter(registry, "htod.device.syncs", null, null);
+        double commits0 = counter(registry, "htod.log.group.commits", null, null);
+        for (int i = 0; i < 20; i++) {
+            m.put("k" + i, "v".repeat(100));
+        }
+        for (int i = 0; i < 30; i++) {
+            m.get("k" + (i % 20));
+        }
+        m.remove("k0");
+
+        assertEquals(20, counter(registry, "htod.operations", "op", "put"));
+        assertEquals(30, counter(registry, "htod.operations", "op", "get"));
+        assertEquals(1, counter(registry, "htod.operations", "op", "remove"));
+        Timer puts = registry.find("htod.operation").tag("op", "put").timer();
+        assertNotNull(puts);
+        assertEquals(20, puts.count(), "every put timed once bound");
+        assertEquals(30, registry.find("htod.operation").tag("op", "get").timer().count());
+        ValueAtPercentile[] pcts = puts.takeSnapshot().percentileValues();
+        assertEquals(3, pcts.length, "p50, p90, p99 published");
+        assertTrue(counter(registry, "htod.device.syncs", null, null) - syncs0 >= 20, "a SYNC put syncs");
+        assertTrue(counter(registry, "htod.log.group.commits", null, null) - commits0 >= 1);
+        assertTrue(counter(registry, "htod.device.bytes", "direction", "write") > 0);
+        assertEquals(19, gauge(registry, "htod.entries", "map", "pages"));
+        assertTrue(gauge(registry, "htod.file.bytes", null, null) > 0);
+        assertTrue(gauge(registry, "htod.fragmentation", "kind", "total") >= 1.0);
+        assertTrue(gauge(registry, "htod.buffer.bytes", null, null) >= 0);
+        assertEquals(1, gauge(registry, "htod.recovery.clean", null, null));
+        assertTrue(gauge(registry, "htod.log.group.size", null, null) >= 1, "at least one record a group");
+    }
+
+    private static double counter(SimpleMeterRegistry r, String name, String tag, String value) {
+        FunctionCounter c = (tag == null ? r.find(name) : r.find(name).tag(tag, value)).functionCounter();
+        assertNotNull(c, name + " " + tag + "=" + value);
+        return c.count();
+    }
+
+    private static double gauge(SimpleMeterRegistry r, String name, String tag, String value) {
+        Gauge g = (tag == null ? r.find(name) : r.find(name).tag(tag, value)).gauge();
+        assertNotNull(g, name + " " + tag + "=" + value);
+        return g.value();
+    }
+}

@@ -1,0 +1,102 @@
+package org.htod;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.ser.std.ToStringSerializer;
+import java.time.Duration;
+import java.util.Map;
+import org.htod.core.device.CountingDevice;
+import org.htod.core.device.IoCounts;
+import org.htod.core.device.MemoryDevice;
+import org.htod.testkit.OpenedStores;
+import org.htod.testkit.VerifyStores;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The stats snapshot counts what the maps did and what it cost, and Jackson writes it. */
+@ExtendWith(VerifyStores.class)
+class StoreStatsTest {
+
+    @Test
+    void countsOperationsAndDeviceIoInLogMode(OpenedStores stores) {
+        MemoryDevice mem = new MemoryDevice();
+        CountingDevice counting = new CountingDevice(mem);
+        HtodStore s = stores.track(TestStores.small(counting).durability(Durability.SYNC).open(), mem);
+        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+        HtodMap<String, String> other = s.map("other", Codec.string(), Codec.string());
+        StoreStats before = s.stats();
+        IoCounts io0 = counting.counts();
+        for (int i = 0; i < 50; i++) {
+            m.put("k" + i, "v" + i);
+        }
+        other.put("x", "y");
+        m.putAll(Map.of("a", "1", "b", "2"));
+        m.get("k1");
+        m.get("absent");
+        m.containsKey("k2");
+        m.remove("k3");
+        m.putIfAbsent("k4", "no"); // present: nothing to do
+        StoreStats after = s.stats();
+        IoCounts io = counting.counts().minus(io0);
+
+        assertEquals(53, after.operations().puts() - before.operations().puts(), "puts " + after.operations());
+        assertEquals(3, after.operations().gets() - before.operations().gets());
+        assertEquals(1, after.operations().removes() - before.operations().removes());
+        assertEquals(1, after.operations().unchanged() - before.operations().unchanged());
+        assertEquals(Map.of("m", 51L, "other", 1L), after.entries());
+        assertEquals(52, after.totalEntries());
+        // The store's own counts of its device agree with a counting device under it, call for call.
+        assertEquals(io.writes(), after.device().writes() - before.device().writes());
+        assertEquals(io.syncs(), after.device().syncs() - before.device().syncs());
+        assertEquals(io.bytesWritten(), after.device().bytesWritten() - before.device().bytesWritten());
+        StoreStats.WriteLayerFigures wl = after.writeLayer();
+        assertNotNull(wl, "log mode has write-layer figures");
+        assertTrue(wl.groupCommits() - before.writeLayer().groupCommits() >= 1);
+        assertTrue(wl.recordsCommitted() - before.writeLayer().recordsCommitted() >= 53, "records " + wl);
+        assertTrue(wl.changesBuffered() >= 53, "buffered " + wl);
+        assertEquals("TS", after.layout().storageMethod());
+        assertTrue(after.layout().logged());
+        assertTrue(after.space().fileBytes() > 0 && after.space().allocatedBlocks() > 0, "space " + after.space());
+        assertTrue(after.fragmentation().total() >= 1.0, "fragmentation " + after.fragmentation());
+        assertTrue(after.lastRecovery().clean(), "a new store opens clean");
+    }
+
+    @Test
+    void directModeHasNoWriteLayerAndCountsCacheHits(OpenedStores stores) {
+        MemoryDevice mem = new MemoryDevice();
+        HtodStore s = stores.open(mem, b -> TestStores.small(b).directMode(true).durability(Durability.NONE));
+        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+        m.put("a", "1");
+        s.sync();
+        StoreStats before = s.stats();
+        for (int i = 0; i < 10; i++) {
+            m.get("a");
+        }
+        StoreStats after = s.stats();
+        assertNull(after.writeLayer());
+        assertEquals(10, after.operations().gets() - before.operations().gets());
+        long lookups = after.cache().hits() + after.cache().misses() - before.cache().hits() - before.cache().misses();
+        assertTrue(lookups >= 10, "each get looks its entry up in the cache: " + after.cache());
+        assertTrue(after.cache().hits() - before.cache().hits() >= 9, "repeated gets hit: " + after.cache());
+    }
+
+    @Test
+    void jacksonWritesIt(OpenedStores stores) throws Exception {
+        HtodStore s = stores.open(new MemoryDevice(), TestStores::small);
+        s.map("m", Codec.string(), Codec.string()).put("a", "1");
+        ObjectMapper json = new ObjectMapper()
+                .registerModule(new SimpleModule().addSerializer(Duration.class, ToStringSerializer.instance));
+        JsonNode tree = json.readTree(json.writeValueAsString(s.stats()));
+        assertEquals(1, tree.path("entries").path("m").asLong());
+        assertEquals(1, tree.path("operations").path("puts").asLong());
+        assertTrue(tree.path("writeLayer").path("groupCommits").asLong() >= 1, tree.toString());
+        assertTrue(tree.path("lastRecovery").path("clean").asBoolean());
+        assertEquals("TS", tree.path("layout").path("storageMethod").asText());
+    }
+}
