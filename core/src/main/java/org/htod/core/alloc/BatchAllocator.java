@@ -85,8 +85,14 @@ final class BatchAllocator {
                 long next = h.method == StorageMethod.TS ? 0 : b.next;
                 if (b.size - s <= waste) {
                     int listId = h.listIdForSplitPart(b, b.size);
-                    pieces.put(b.addr, new Piece(new FreeBlock(b.addr, b.size, stamp, listId, next), i, 0));
-                    h.putFresh(b.addr, new Heap.FreshExtent(stamp, 0, listId, next));
+                    // Reused whole, the block keeps its extent's stamp and remainder note, as a
+                    // single allocation keeps its header: the note may be all that lets a walk
+                    // cross the remainder behind it, whose header a torn split lost.
+                    long[] own = h.extentIdentity(b);
+                    long st = own != null ? own[0] : stamp;
+                    long rem = own != null ? own[1] : 0;
+                    pieces.put(b.addr, new Piece(new FreeBlock(b.addr, b.size, st, listId, next), i, rem));
+                    h.putFresh(b.addr, new Heap.FreshExtent(st, rem, listId, next));
                 } else {
                     int listId = h.listIdForSplitPart(b, s);
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, s, stamp, listId, next), i, b.size - s));

@@ -599,6 +599,25 @@ public final class Heap implements AutoCloseable {
         b.listIdKnown(h.listId, h.next);
     }
 
+    /**
+     * The creation stamp and remainder note that free block {@code b}'s extent has on disk,
+     * {stamp, remainder}, or null where a new header may be written (log mode, whose recovery
+     * reads no headers, or no valid header of that size there). The caller holds the lock.
+     */
+    long[] extentIdentity(FreeBlock b) {
+        FreshExtent f = fresh.get(b.addr);
+        if (f != null) {
+            return new long[] {f.stamp(), f.remainder()};
+        }
+        if (logged) {
+            return null;
+        }
+        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
+        dev.read(b.addr, hb);
+        BlockHeader h = BlockHeader.decode(hb, 0, code, grain);
+        return h == null || h.size != b.size ? null : new long[] {h.stamp, h.remainder};
+    }
+
     void takeFromLists(FreeBlock b) {
         lists.remove(b);
         recordUndo(() -> lists.add(b));
