@@ -324,7 +324,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return new Loaded(handle, h, b);
     }
 
-    /** The value of a loaded entry: from its bytes when they hold it, else by one more read, checked. */
+    /**
+     * The value of a loaded entry: from its bytes when they hold it, else what they hold of it and
+     * the rest by one more read, checked whole.
+     */
     byte[] value(Loaded e) {
         Entries.Head h = e.h;
         int at = Entries.KEY_OFFSET + h.keyLength;
@@ -333,8 +336,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             e.bytes.get(at, v);
             return v;
         }
-        ByteBuffer b = ByteBuffer.wrap(v);
-        read(e.handle, at, b);
+        int held = Math.max(0, e.bytes.capacity() - at);
+        e.bytes.get(at, v, 0, held);
+        ByteBuffer b = ByteBuffer.wrap(v, held, v.length - held);
+        read(e.handle, at + held, b);
         b.clear();
         Entries.checkValue(b, 0, h, e.handle, this::corrupt);
         return v;
