@@ -133,11 +133,6 @@ final class SlotCache {
         return s;
     }
 
-    /** The segment of block {@code handle} if some array named it, else null. */
-    Segment find(long handle) {
-        return segments.get(handle);
-    }
-
     /** Block {@code handle} is about to be freed: forget its slots, if it is a segment. */
     void drop(long handle) {
         Segment s = segments.remove(handle);

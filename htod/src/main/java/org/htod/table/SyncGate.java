@@ -420,12 +420,10 @@ final class SyncGate {
             cache.next(block, target, b.getInt(8));
             return;
         }
-        SlotCache.Segment s = slots.find(block);
-        if (s == null) {
-            heap.writeAt(block, offset, b);
-        } else {
-            s.write((int) (offset / BucketArray.SLOT_SIZE), new long[] {target}, () -> heap.writeAt(block, offset, b));
-        }
+        // the segment's monitor across the write and the copy's update, even while nothing holds
+        // the segment yet: a reader loading it meanwhile then reads after this write
+        slots.of(block).write((int) (offset / BucketArray.SLOT_SIZE), new long[] {target},
+                () -> heap.writeAt(block, offset, b));
     }
 
     private void waitQuietly() {
