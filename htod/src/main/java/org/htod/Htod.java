@@ -40,8 +40,14 @@ public final class Htod {
      * where that is less (at least 1 MiB), so that a small JVM does not run out of memory.
      */
     public static final long DEFAULT_BUFFER_SIZE = 64L << 20;
-    /** Default size of the entry cache: 8 MiB. */
+    /**
+     * The smallest default size of the read caches: 8 MiB. The default itself is a sixteenth of
+     * the JVM's largest heap, between this and {@link #MAX_DEFAULT_CACHE_SIZE} (see {@link
+     * Builder#cacheSize}).
+     */
     public static final long DEFAULT_CACHE_SIZE = 8L << 20;
+    /** The largest default size of the read caches: 1 GiB. */
+    public static final long MAX_DEFAULT_CACHE_SIZE = 1L << 30;
 
     private Htod() {}
 
@@ -156,7 +162,8 @@ public final class Htod {
         private boolean createIfMissing = true;
         private Clock clock = Clock.systemUTC();
         private int loadPermille = HashtableOnDisk.DEFAULT_LOAD_PERMILLE;
-        private long cacheSize = DEFAULT_CACHE_SIZE;
+        private long cacheSize = Math.max(DEFAULT_CACHE_SIZE,
+                Math.min(MAX_DEFAULT_CACHE_SIZE, Runtime.getRuntime().maxMemory() / 16));
         private int maxPendingLinks = TableOptions.DEFAULT_MAX_PENDING_LINKS;
         private boolean direct;
         private boolean asStored;
@@ -287,9 +294,13 @@ public final class Htod {
         }
 
         /**
-         * Bytes of memory for a cache of entries read from disk (their first 512 bytes: the fields,
-         * and key and value when they are small), least recently used first out; 0 for none.
-         * Default 8 MiB.
+         * Bytes of memory for what reads keep of the disk; 0 for none. Three quarters hold the
+         * entry cache: the first 4 KiB of entries read (the fields, and key and value when they
+         * are small), the least recently used first out. A quarter holds the tables' bucket slots,
+         * 8 bytes a bucket (about 11 bytes an entry at the default load factor), so that a get whose
+         * entry is cached reads nothing from the device; slots beyond it are read from the device.
+         * Default a sixteenth of the JVM's largest heap ({@code Runtime.maxMemory()}), at least 8 MiB
+         * and at most 1 GiB. See {@code docs/READ-PATH.md}.
          */
         public Builder cacheSize(long bytes) {
             if (bytes < 0) {

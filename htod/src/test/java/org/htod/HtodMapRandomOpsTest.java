@@ -23,13 +23,22 @@ import org.junit.jupiter.api.Test;
  * and reopened (cleanly, or abandoned as a process that dies and recovered) from time to time,
  * and verified each time. The runs cover every storage method at every durability (NONE and
  * ASYNC sync before they are abandoned, SYNC need not), each pair once with no entry cache and a
- * small key space (dense chains), once with a large cache and a large key space (several
- * doublings); value sizes vary, some larger than the first read of an entry. A failure names its
- * seed, configuration and operation.
+ * small key space (dense chains), once with a cache and a large key space (several doublings):
+ * 8 MiB, which holds every bucket slot and entry, or 16 KiB, whose entry cache evicts all the time
+ * and whose 4 KiB of bucket slots hold a small array's but not a doubled one's (reads then mix
+ * slots in memory and on the device); value sizes vary, up to 2.5 KB. A run in direct mode per
+ * storage method and cache adds values past an entry's first read (4 KiB). Gets, key and entry
+ * iterations check every read path against the model. A failure names its seed, configuration
+ * and operation.
  */
 class HtodMapRandomOpsTest {
     /** One run's store and workload. */
-    record Config(StorageMethod method, Durability durability, long cache, int keySpace, int bigEvery) {}
+    record Config(StorageMethod method, Durability durability, long cache, int keySpace, int bigEvery, boolean direct,
+            boolean pastFirstRead) {
+        Config(StorageMethod method, Durability durability, long cache, int keySpace, int bigEvery) {
+            this(method, durability, cache, keySpace, bigEvery, false, false);
+        }
+    }
 
     private static final List<Config> CONFIGS = configs();
 
@@ -44,6 +53,25 @@ class HtodMapRandomOpsTest {
             }
         }
         return out;
+    }
+
+    /**
+     * Direct mode, with some values past an entry's first read (4 KiB): a miss reads such an
+     * entry whole, the cache keeps its first page, and a hit reads the rest of the value.
+     */
+    @Test
+    void valuesPastTheFirstReadMatchAHashMap() {
+        int opsPerRun = 20_000 * TestStores.scale();
+        Map<String, Integer> done = new TreeMap<>();
+        int i = 0;
+        for (StorageMethod m : StorageMethod.values()) {
+            for (long cache : new long[] {8 << 20, 16 << 10}) {
+                Durability d = Durability.values()[i % Durability.values().length];
+                run(0x5eed1000L + i, new Config(m, d, cache, 3000, 20, true, true), opsPerRun, done);
+                i++;
+            }
+        }
+        assertTrue(done.getOrDefault("iteration", 0) >= i / 2, "iteration too rarely: " + done);
     }
 
     @Test
@@ -92,7 +120,7 @@ class HtodMapRandomOpsTest {
                     TestStores.verify(store);
                     continue;
                 }
-                String kind = step(r, m, model, c.keySpace(), c.bigEvery());
+                String kind = step(r, m, model, c.keySpace(), c.bigEvery(), c.pastFirstRead());
                 if (kind != null) {
                     seen.add(kind);
                 }
@@ -124,12 +152,16 @@ class HtodMapRandomOpsTest {
     }
 
     private static HtodStore open(MemoryDevice dev, Config c) {
-        return TestStores.small(dev).storageMethod(c.method()).cacheSize(c.cache()).durability(c.durability())
+        return TestStores.small(dev).directMode(c.direct()).storageMethod(c.method()).cacheSize(c.cache())
+                .durability(c.durability())
                 .syncInterval(Duration.ofMillis(5)).open();
     }
 
-    private static String value(SplittableRandom r, int bigEvery) {
-        int len = bigEvery > 0 && r.nextInt(bigEvery) == 0 ? 500 + r.nextInt(2000) : r.nextInt(12);
+    private static String value(SplittableRandom r, int bigEvery, boolean pastFirstRead) {
+        // big values: within an entry's first read (4 KiB), or with pastFirstRead some past it (read
+        // whole on a miss, their first page cached)
+        int len = bigEvery > 0 && r.nextInt(bigEvery) == 0 ? (pastFirstRead && r.nextInt(3) == 0 ? 4100 + r.nextInt(6000)
+                : 500 + r.nextInt(2000)) : r.nextInt(12);
         StringBuilder b = new StringBuilder(len + 4).append('v');
         for (int i = 0; i < len; i++) {
             b.append((char) ('a' + r.nextInt(26)));
@@ -140,9 +172,14 @@ class HtodMapRandomOpsTest {
     /** One random operation, checked against the model; returns its name when it is one the runs must reach. */
     static String step(SplittableRandom r, HtodMap<String, String> m, Map<String, String> model, int keySpace,
             int bigEvery) {
+        return step(r, m, model, keySpace, bigEvery, false);
+    }
+
+    static String step(SplittableRandom r, HtodMap<String, String> m, Map<String, String> model, int keySpace,
+            int bigEvery, boolean pastFirstRead) {
         String reached = null;
         String k = "k" + r.nextInt(keySpace);
-        String v = value(r, bigEvery);
+        String v = value(r, bigEvery, pastFirstRead);
         int kind = r.nextInt(100);
         if (kind < 25) {
             assertEquals(model.put(k, v), m.put(k, v), "put");
@@ -184,7 +221,7 @@ class HtodMapRandomOpsTest {
             Map<String, String> batch = new HashMap<>();
             int n = 1 + r.nextInt(20);
             for (int i = 0; i < n; i++) {
-                batch.put("k" + r.nextInt(keySpace), value(r, bigEvery));
+                batch.put("k" + r.nextInt(keySpace), value(r, bigEvery, pastFirstRead));
             }
             model.putAll(batch);
             m.putAll(batch);
@@ -201,6 +238,16 @@ class HtodMapRandomOpsTest {
                 // iterate, and remove some entries through the iterator
                 Map<String, String> seen = new HashMap<>();
                 List<String> removed = new ArrayList<>();
+                if (r.nextBoolean()) {
+                    // keys only: read without their values
+                    Set<String> keys = new HashSet<>();
+                    for (String key : m.keySet()) {
+                        if (!keys.add(key)) {
+                            throw new AssertionError("key iteration returned " + key + " twice");
+                        }
+                    }
+                    assertEquals(model.keySet(), keys, "key iteration");
+                }
                 for (Iterator<Map.Entry<String, String>> it = m.entrySet().iterator(); it.hasNext();) {
                     Map.Entry<String, String> e = it.next();
                     if (seen.put(e.getKey(), e.getValue()) != null) {

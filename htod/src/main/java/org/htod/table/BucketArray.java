@@ -50,16 +50,22 @@ final class BucketArray {
     final long bucketCount;
     final int shift;
     final long[] segments;
+    /** The in-memory copies of the segments' slots, parallel to {@link #segments}; null when none are kept. */
+    private final SlotCache.Segment[] copies;
 
-    private BucketArray(long directory, long bucketCount, int shift, long[] segments) {
+    private BucketArray(long directory, long bucketCount, int shift, long[] segments, SlotCache.Segment[] copies) {
         this.directory = directory;
         this.bucketCount = bucketCount;
         this.shift = shift;
         this.segments = segments;
+        this.copies = copies;
     }
 
-    /** Allocates a zeroed array of {@code buckets} slots: its segments, then its directory. */
-    static BucketArray allocate(Heap heap, long buckets) {
+    /**
+     * Allocates a zeroed array of {@code buckets} slots: its segments, then its directory; with
+     * {@code slots}, its slots are held in memory from the start (all empty).
+     */
+    static BucketArray allocate(Heap heap, long buckets, SlotCache slots) {
         if (buckets < MIN_BUCKETS || Long.bitCount(buckets) != 1) {
             throw new IllegalArgumentException("bucket count must be a power of two of at least " + MIN_BUCKETS
                     + ", found " + buckets);
@@ -81,7 +87,14 @@ final class BucketArray {
             }
             d.putInt(SEGMENTS_OFFSET + 8 * count, crc(d, SEGMENTS_OFFSET + 8 * count));
             long dir = heap.allocate(d);
-            return new BucketArray(dir, buckets, shift, segs);
+            SlotCache.Segment[] copies = null;
+            if (slots != null) {
+                copies = new SlotCache.Segment[count];
+                for (int i = 0; i < count; i++) {
+                    copies[i] = slots.fresh(segs[i], 1 << shift);
+                }
+            }
+            return new BucketArray(dir, buckets, shift, segs, copies);
         } catch (RuntimeException e) {
             // Give back what was allocated (a full heap is worth recovering from); if the heap
             // refuses, as after a device error, the blocks are leaks that recovery frees.
@@ -107,8 +120,8 @@ final class BucketArray {
         return b;
     }
 
-    /** Reads the directory block {@code dir}. */
-    static BucketArray load(Heap heap, long dir) {
+    /** Reads the directory block {@code dir}; with {@code slots}, its slots are held in memory once read. */
+    static BucketArray load(Heap heap, long dir, SlotCache slots) {
         ByteBuffer d = heap.read(dir);
         long at = heap.address(dir);
         if (d.remaining() < SEGMENTS_OFFSET + 4 || d.getLong(MAGIC_OFFSET) != MAGIC) {
@@ -136,7 +149,14 @@ final class BucketArray {
         for (int i = 0; i < count; i++) {
             segs[i] = d.getLong(SEGMENTS_OFFSET + 8 * i);
         }
-        return new BucketArray(dir, buckets, shift, segs);
+        SlotCache.Segment[] copies = null;
+        if (slots != null) {
+            copies = new SlotCache.Segment[count];
+            for (int i = 0; i < count; i++) {
+                copies[i] = slots.of(segs[i]);
+            }
+        }
+        return new BucketArray(dir, buckets, shift, segs, copies);
     }
 
     private static int crc(ByteBuffer d, int end) {
@@ -161,14 +181,37 @@ final class BucketArray {
         return (bucket & ((1L << shift) - 1)) * SLOT_SIZE;
     }
 
-    /** The handle in slot {@code bucket}, its check verified: one read of 12 bytes. */
+    /**
+     * The handle in slot {@code bucket}, its check verified: from memory when the segment's slots
+     * are held (the first use of a segment reads it whole, every slot checked), else one read of
+     * 12 bytes.
+     */
     long get(Heap heap, long bucket) {
+        if (copies != null) {
+            int seg = (int) (bucket >>> shift);
+            int i = (int) (bucket & ((1L << shift) - 1));
+            SlotCache.Segment c = copies[seg];
+            long v = c.get(i);
+            if (v >= 0) {
+                return v;
+            }
+            long first = (long) seg << shift;
+            long[] all = c.load(1 << shift, () -> getRun(heap, first, 1 << shift));
+            if (all != null) {
+                return all[i];
+            }
+        }
         return getRun(heap, bucket, 1)[0];
     }
 
-    /** Writes slot {@code bucket}, handle and check: one aligned 12-byte write. */
+    /** Writes slot {@code bucket}, handle and check: one aligned 12-byte write (and the copy in memory). */
     void set(Heap heap, long bucket, long handle) {
-        heap.writeAt(segment(bucket), offsetIn(bucket), Links.encode(handle, bucket));
+        Runnable write = () -> heap.writeAt(segment(bucket), offsetIn(bucket), Links.encode(handle, bucket));
+        if (copies == null) {
+            write.run();
+        } else {
+            copies[(int) (bucket >>> shift)].write((int) (bucket & ((1L << shift) - 1)), new long[] {handle}, write);
+        }
     }
 
     /** Reads {@code count} slots from {@code first} on, which must lie in one segment, checking each. */
@@ -197,7 +240,12 @@ final class BucketArray {
         for (int i = 0; i < values.length; i++) {
             b.putLong(i * SLOT_SIZE, values[i]).putInt(i * SLOT_SIZE + 8, Links.check(values[i], first + i));
         }
-        heap.writeAt(segment(first), offsetIn(first), b);
+        Runnable write = () -> heap.writeAt(segment(first), offsetIn(first), b);
+        if (copies == null) {
+            write.run();
+        } else {
+            copies[(int) (first >>> shift)].write((int) (first & ((1L << shift) - 1)), values, write);
+        }
     }
 
     /** Slots per segment: runs of slots passed to {@link #getRun} and {@link #setRun} stay within this. */
@@ -213,8 +261,12 @@ final class BucketArray {
         }
     }
 
-    void free(Heap heap) {
+    /** Frees the array's blocks, its slots in memory first. */
+    void free(Heap heap, SlotCache slots) {
         for (long s : segments) {
+            if (slots != null) {
+                slots.drop(s);
+            }
             heap.free(s);
         }
         heap.free(directory);

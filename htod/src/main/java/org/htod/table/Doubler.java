@@ -96,7 +96,7 @@ final class Doubler {
                 if (!t.overLoaded(s) || t.isClosed()) {
                     return false;
                 }
-                BucketArray next = BucketArray.allocate(t.heap, 2 * s.n());
+                BucketArray next = BucketArray.allocate(t.heap, 2 * s.n(), t.gate.slots);
                 t.lockAllWriters();
                 try {
                     t.lockAllViews();
@@ -206,7 +206,7 @@ final class Doubler {
         if (!t.overLoaded(s)) {
             return false;
         }
-        BucketArray next = BucketArray.allocate(t.heap, 2 * s.n());
+        BucketArray next = BucketArray.allocate(t.heap, 2 * s.n(), t.gate.slots);
         boolean named = false; // once the header write is issued, the array may be named on disk: never freed here
         try {
             t.gate.sync(); // the new array is durable before the header names it
@@ -215,7 +215,7 @@ final class Doubler {
                 if (t.isClosed() || t.shape != s) {
                     // Closed meanwhile (close() waits for this doubling, so the heap is still open),
                     // or another doubling won: the array is nobody's.
-                    next.free(t.heap);
+                    next.free(t.heap, t.gate.slots);
                     return false;
                 }
                 Shape d = new Shape(s.array, next, 0, 0);
@@ -234,7 +234,7 @@ final class Doubler {
         } catch (RuntimeException e) {
             if (!named) {
                 try {
-                    next.free(t.heap); // a failed sync: give the array back if the heap still takes frees
+                    next.free(t.heap, t.gate.slots); // a failed sync: give the array back if the heap still takes frees
                 } catch (RuntimeException again) {
                     e.addSuppressed(again); // it stays allocated and unnamed: a leak the next recovery frees
                 }
@@ -362,6 +362,6 @@ final class Doubler {
         } finally {
             t.unlockAllViews();
         }
-        s.array.free(t.heap);
+        s.array.free(t.heap, t.gate.slots);
     }
 }

@@ -144,6 +144,23 @@ final class Entries {
         return h;
     }
 
+    /**
+     * The fixed fields of an entry whose bytes were checked by {@link #head} before (the entry
+     * cache's): decoded without computing the CRC again.
+     */
+    static Head headChecked(ByteBuffer b) {
+        Head h = new Head();
+        h.next = b.getLong(NEXT_OFFSET);
+        h.tableId = b.getLong(TABLE_ID_OFFSET);
+        h.hash = b.getLong(HASH_OFFSET);
+        h.version = b.getLong(VERSION_OFFSET);
+        h.expiry = b.getLong(EXPIRY_OFFSET);
+        h.keyLength = b.getInt(KEY_LENGTH_OFFSET);
+        h.valueLength = b.getInt(VALUE_LENGTH_OFFSET);
+        h.valueCrc = b.getInt(VALUE_CRC_OFFSET);
+        return h;
+    }
+
     /** Key length stored in an entry's first bytes, unchecked: to know how much to read before {@link #head}. */
     static int rawKeyLength(ByteBuffer b) {
         return b.getInt(KEY_LENGTH_OFFSET);

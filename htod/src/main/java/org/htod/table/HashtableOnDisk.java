@@ -115,11 +115,11 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      * Writes a new, empty table (bucket array and header). Nothing refers to it yet; the caller
      * syncs before linking it anywhere.
      */
-    static Created create(Heap heap, int loadPermille) {
+    static Created create(Heap heap, SlotCache slots, int loadPermille) {
         if (loadPermille < 100 || loadPermille > 10_000) {
             throw new IllegalArgumentException("load factor must be between 0.1 and 10, found " + loadPermille / 1000.0);
         }
-        BucketArray a = BucketArray.allocate(heap, BucketArray.MIN_BUCKETS);
+        BucketArray a = BucketArray.allocate(heap, BucketArray.MIN_BUCKETS, slots);
         long id;
         SecureRandom r = new SecureRandom();
         do {
@@ -135,10 +135,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     static HashtableOnDisk open(Heap heap, SyncGate gate, long header, String name, TableOptions options,
             boolean clean) {
         TableHeader.State st = TableHeader.read(heap, header, clean);
-        BucketArray a = BucketArray.load(heap, st.array());
+        BucketArray a = BucketArray.load(heap, st.array(), gate.slots);
         Shape shape;
         if (st.doubling()) {
-            BucketArray next = BucketArray.load(heap, st.newArray());
+            BucketArray next = BucketArray.load(heap, st.newArray(), gate.slots);
             if (next.bucketCount != 2 * a.bucketCount || st.moved() > a.bucketCount || st.unzipFrom() > st.moved()
                     || st.unzipFrom() < 0) {
                 long at = heap.address(header);
@@ -176,7 +176,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
         TableHeader.State fromLog = new TableHeader.State(h.sequence(), h.tableId(), st.array(), st.count(),
                 st.loadPermille(), st.newArray(), st.moved(), st.moved());
-        HashtableOnDisk t = new HashtableOnDisk(heap, gate, header, fromLog, new Shape(BucketArray.load(heap, st.array())),
+        HashtableOnDisk t = new HashtableOnDisk(heap, gate, header, fromLog, new Shape(BucketArray.load(heap, st.array(), gate.slots)),
                 name, options);
         t.restore(st);
         return t;
@@ -194,21 +194,46 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                 + " of " + heap.device().name() + ", found " + found, at);
     }
 
-    /** A link is followed only if it names a block that can be an entry of this heap. */
+    /**
+     * A link is followed only if it names a block that can be an entry of this heap. Whether the
+     * block lies within the device is not asked here (that is a system call, and on a {@code
+     * FileChannel} a lock every reader would share): a read past the end fails, and {@link
+     * #read} turns that into the same report.
+     */
     void checkLink(long handle) {
         long at = heap.address(handle);
         long size = heap.blockSize(handle);
-        if (at < heap.firstBlock() || size < BLOCK_HEADER + Entries.OVERHEAD || at + size > heap.device().size()) {
-            throw new CorruptStoreException("table '" + name + "': a chain link holds 0x" + Long.toHexString(handle)
-                    + ", which names no possible entry block (offset " + at + ", " + size + " bytes) in "
-                    + heap.device().name(), at);
+        if (at < heap.firstBlock() || size < BLOCK_HEADER + Entries.OVERHEAD) {
+            throw noEntry(handle);
+        }
+    }
+
+    private CorruptStoreException noEntry(long handle) {
+        long at = heap.address(handle);
+        return new CorruptStoreException("table '" + name + "': a chain link holds 0x" + Long.toHexString(handle)
+                + ", which names no possible entry block (offset " + at + ", " + heap.blockSize(handle) + " bytes) in "
+                + heap.device().name(), at);
+    }
+
+    /** Reads payload bytes of an entry; a block running past the end of the device is damage, reported as such. */
+    private void read(long handle, long offset, ByteBuffer dst) {
+        try {
+            heap.readAt(handle, offset, dst);
+        } catch (org.htod.core.HtodIOException e) {
+            if (heap.address(handle) + heap.blockSize(handle) > heap.device().size()) {
+                CorruptStoreException c = noEntry(handle);
+                c.addSuppressed(e);
+                throw c;
+            }
+            throw e;
         }
     }
 
     /**
      * An entry as read and checked: its fixed fields (with {@code next} as readers must see it:
      * a waiting link wins over the disk), and bytes holding its fields and key, and its value too
-     * when the entry is small. Nothing in it is used before its checksum matched.
+     * when the entry is small or was read whole. Nothing in it is used before its checksum matched.
+     * The bytes may be the entry cache's own array: they are only read.
      */
     static final class Loaded {
         final long handle;
@@ -235,13 +260,23 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /**
-     * Reads an entry's first bytes (from the cache, or one device read of up to a page) and
-     * checks what they hold before anything is used: the head CRC over fields and key (reading
-     * the rest of a long key first), the check of {@code next}, the value CRC when the value is
-     * there too. Only checked bytes enter the cache, so a hit is checked already.
-     */
+    /** Largest entry payload a lookup that wants the value reads whole, in one device read, on a miss. */
+    static final int WHOLE_READ = 256 * 1024;
+
+    /** {@link #load(long, boolean)} reading the first bytes only. */
     Loaded load(long handle) {
+        return load(handle, false);
+    }
+
+    /**
+     * Reads an entry's first bytes (from the cache, or one device read of up to a page; with
+     * {@code whole}, the whole entry in that one read when it is at most {@link #WHOLE_READ}
+     * bytes) and checks what they hold before anything is used: the head CRC over fields and key
+     * (reading the rest of a long key first), the check of {@code next}, the value CRC when the
+     * value is there too. Only checked bytes enter the cache, so a hit is not checked again: a
+     * cache hit costs no device read and no checksum.
+     */
+    Loaded load(long handle, boolean whole) {
         checkLink(handle);
         long payload = heap.blockSize(handle) - BLOCK_HEADER;
         byte[] cached = gate.cache.get(handle);
@@ -249,16 +284,17 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         Entries.Head h;
         if (cached != null) {
             b = ByteBuffer.wrap(cached);
-            h = Entries.head(b, handle, this::corrupt);
+            h = Entries.headChecked(b);
         } else {
-            b = ByteBuffer.allocate((int) Math.min(payload, Entries.PREFIX));
-            heap.readAt(handle, 0, b);
+            int first = (int) Math.min(payload, whole && payload <= WHOLE_READ ? payload : Entries.PREFIX);
+            b = ByteBuffer.allocate(first);
+            read(handle, 0, b);
             b.clear();
             int k = Entries.rawKeyLength(b);
             if (k > 0 && Entries.KEY_OFFSET + (long) k > b.capacity() && Entries.KEY_OFFSET + (long) k <= payload
                     && k <= Entries.MAX_KEY) {
                 b = ByteBuffer.allocate(Entries.KEY_OFFSET + k); // a long key: read fields and key whole
-                heap.readAt(handle, 0, b);
+                read(handle, 0, b);
                 b.clear();
             } else if (Entries.KEY_OFFSET + (long) k > b.capacity()) {
                 throw corrupt(handle, "an entry whose key fits its block of " + heap.blockSize(handle) + " bytes",
@@ -271,6 +307,9 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             }
             if (b.capacity() <= Entries.PREFIX) {
                 gate.cache.put(handle, b.array());
+            } else if (Entries.KEY_OFFSET + h.keyLength <= Entries.PREFIX) {
+                // read whole: the cache keeps the first page, fields and key checked above
+                gate.cache.put(handle, java.util.Arrays.copyOf(b.array(), Entries.PREFIX));
             }
         }
         h.next = gate.linkAt(handle, Entries.NEXT_OFFSET, h.next);
@@ -285,7 +324,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return new Loaded(handle, h, b);
     }
 
-    /** The value of a loaded entry: from its bytes when they hold it, else by one more read, checked. */
+    /**
+     * The value of a loaded entry: from its bytes when they hold it, else what they hold of it and
+     * the rest by one more read, checked whole.
+     */
     byte[] value(Loaded e) {
         Entries.Head h = e.h;
         int at = Entries.KEY_OFFSET + h.keyLength;
@@ -294,8 +336,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             e.bytes.get(at, v);
             return v;
         }
-        ByteBuffer b = ByteBuffer.wrap(v);
-        heap.readAt(e.handle, at, b);
+        int held = Math.max(0, e.bytes.capacity() - at);
+        e.bytes.get(at, v, 0, held);
+        ByteBuffer b = ByteBuffer.wrap(v, held, v.length - held);
+        read(e.handle, at + held, b);
         b.clear();
         Entries.checkValue(b, 0, h, e.handle, this::corrupt);
         return v;
@@ -342,7 +386,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         long steps = 0;
         long limit = count.get() + 1024;
         while (cur != 0) {
-            Loaded e = load(cur);
+            Loaded e = load(cur, withValue);
             checkBucket(e, f.array, f.bucket);
             if (e.h.hash == hash && e.keyEquals(key)) {
                 f.pred = pred;
@@ -748,7 +792,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             if (gate.busy()) {
                 gate.sync(); // the chains on disk are exact, and nothing unlinked waits to be freed
             }
-            BucketArray fresh = BucketArray.allocate(heap, BucketArray.MIN_BUCKETS);
+            BucketArray fresh = BucketArray.allocate(heap, BucketArray.MIN_BUCKETS, gate.slots);
             gate.sync();
             Shape empty = new Shape(fresh);
             writeHeader(empty, 0);
@@ -766,13 +810,14 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                 while (cur != 0) {
                     long next = load(cur).h.next;
                     gate.cache.drop(cur);
+                    gate.slots.drop(cur);
                     heap.free(cur);
                     cur = next;
                 }
             });
-            old.array.free(heap);
+            old.array.free(heap, gate.slots);
             if (old.next != null) {
-                old.next.free(heap);
+                old.next.free(heap, gate.slots);
             }
         } finally {
             unlockAllWriters();
@@ -964,10 +1009,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
 
     /** Log mode's recovery: the state the log says the table had last, its arrays read and checked. */
     void restore(InstallRecord.TableState st) {
-        BucketArray a = BucketArray.load(heap, st.array());
+        BucketArray a = BucketArray.load(heap, st.array(), gate.slots);
         Shape s;
         if (st.newArray() != 0) {
-            BucketArray next = BucketArray.load(heap, st.newArray());
+            BucketArray next = BucketArray.load(heap, st.newArray(), gate.slots);
             if (next.bucketCount != 2 * a.bucketCount || st.moved() < 0 || st.moved() > a.bucketCount) {
                 throw corrupt(header, "a doubling from " + a.bucketCount + " buckets with moved in 0.." + a.bucketCount,
                         next.bucketCount + " buckets, moved " + st.moved());

@@ -51,6 +51,8 @@ final class SyncGate {
 
     private final Heap heap;
     final EntryCache cache;
+    /** The tables' bucket slots in memory; every slot write below keeps it equal to the disk. */
+    final SlotCache slots;
 
     /**
      * A link write waiting for its flush: {@code target} to be written at {@code offset} of
@@ -82,8 +84,13 @@ final class SyncGate {
     private final Installer installer;
 
     SyncGate(Heap heap, EntryCache cache, int maxPendingLinks, Installer installer) {
+        this(heap, cache, new SlotCache(0), maxPendingLinks, installer);
+    }
+
+    SyncGate(Heap heap, EntryCache cache, SlotCache slots, int maxPendingLinks, Installer installer) {
         this.heap = heap;
         this.cache = cache;
+        this.slots = slots;
         this.maxPendingLinks = maxPendingLinks;
         this.installer = installer;
     }
@@ -168,6 +175,7 @@ final class SyncGate {
     void freeAllocatedSince(int mark) {
         for (long h : installer.allocatedSince(mark)) {
             cache.drop(h);
+            slots.drop(h);
             heap.free(h); // the journal drops it from the allocations: no record will name it
         }
     }
@@ -379,6 +387,7 @@ final class SyncGate {
         while (!blocks.isEmpty()) {
             long h = blocks.get(blocks.size() - 1);
             cache.drop(h);
+            slots.drop(h);
             heap.free(h);
             blocks.remove(blocks.size() - 1);
         }
@@ -400,13 +409,21 @@ final class SyncGate {
         }
     }
 
-    /** Writes a link to the disk at once, and an entry's {@code next} to the cache too: one aligned 12-byte write. */
+    /**
+     * Writes a link to the disk at once, and to the copy in memory: an entry's {@code next} to
+     * the entry cache, a bucket slot to the slot cache. One aligned 12-byte write.
+     */
     void writeNow(long block, long offset, long target, long salt, boolean isNext) {
         ByteBuffer b = Links.encode(target, salt);
-        heap.writeAt(block, offset, b);
         if (isNext) {
+            heap.writeAt(block, offset, b);
             cache.next(block, target, b.getInt(8));
+            return;
         }
+        // the segment's monitor across the write and the copy's update, even while nothing holds
+        // the segment yet: a reader loading it meanwhile then reads after this write
+        slots.of(block).write((int) (offset / BucketArray.SLOT_SIZE), new long[] {target},
+                () -> heap.writeAt(block, offset, b));
     }
 
     private void waitQuietly() {

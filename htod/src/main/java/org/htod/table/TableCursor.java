@@ -75,7 +75,7 @@ final class TableCursor implements Iterator<StoredEntry> {
             long steps = 0;
             long limit = t.count.get() + 1024;
             while (cur != 0) {
-                HashtableOnDisk.Loaded e = t.load(cur);
+                HashtableOnDisk.Loaded e = t.load(cur, withValues);
                 t.checkBucket(e, a, bucket);
                 Entries.Head h = e.h;
                 if ((h.hash & (m - 1)) == c && (includeExpired || h.expiry == 0 || h.expiry > now)) {

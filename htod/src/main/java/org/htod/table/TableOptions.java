@@ -9,7 +9,8 @@ import java.util.function.LongSupplier;
  * @param syncEachWrite whether each write is made durable before it returns (durability SYNC)
  * @param clock epoch milliseconds, for entry expiry
  * @param loadPermille load factor of new tables, in thousandths
- * @param cacheBytes size of the cache of entries' first bytes, 0 for none
+ * @param cacheBytes memory for the caches of reads, 0 for none: three quarters for the entry cache (entries'
+ *     first bytes), a quarter for the bucket slots held in memory (8 bytes a bucket)
  * @param maxPendingLinks links or unlinked blocks that may wait in memory before a writer flushes them
  * @param doublingMinBatch fewest old buckets a doubling moves per batch (tests lower it to get doublings
  *     of many batches from small tables)
@@ -33,6 +34,16 @@ public record TableOptions(boolean syncEachWrite, LongSupplier clock, int loadPe
     public static TableOptions defaults() {
         return new TableOptions(false, System::currentTimeMillis, HashtableOnDisk.DEFAULT_LOAD_PERMILLE, 8L << 20,
                 DEFAULT_MAX_PENDING_LINKS, DEFAULT_DOUBLING_MIN_BATCH);
+    }
+
+    /** Bytes of the entry cache: three quarters of {@link #cacheBytes}. */
+    long entryCacheBytes() {
+        return cacheBytes - slotCacheBytes();
+    }
+
+    /** Bytes of bucket slots held in memory: a quarter of {@link #cacheBytes}. */
+    long slotCacheBytes() {
+        return cacheBytes / 4;
     }
 
     public TableOptions withSyncEachWrite(boolean v) {

@@ -98,6 +98,7 @@ public final class TableRecovery {
         }
         for (long leak : leaks) {
             ts.gate().cache.drop(leak);
+            ts.gate().slots.drop(leak);
             heap.free(leak);
             freed[0]++;
         }

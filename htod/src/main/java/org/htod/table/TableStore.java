@@ -39,14 +39,15 @@ public final class TableStore implements AutoCloseable {
             List<InstallRecord.LinkWrite> recoveredLinks, Map<Long, InstallRecord.TableState> restored) {
         this.storage = storage;
         this.heap = storage.heap();
-        this.gate = new SyncGate(heap, new EntryCache(options.cacheBytes()), options.maxPendingLinks(), installer);
+        this.gate = new SyncGate(heap, new EntryCache(options.entryCacheBytes()), new SlotCache(options.slotCacheBytes()),
+                options.maxPendingLinks(), installer);
         this.options = options;
         boolean clean = storage.recoveryReport().wasClean();
         long root = storage.rootCatalog();
         if (root == 0) {
             // A store whose creation ends here: the storage formatted its heap afresh (a creation
             // cut short left nothing else in it), and the catalog recorded last completes it.
-            root = HashtableOnDisk.create(heap, options.loadPermille()).header();
+            root = HashtableOnDisk.create(heap, gate.slots, options.loadPermille()).header();
             heap.sync();
             storage.setRootCatalog(root);
         }
@@ -180,7 +181,7 @@ public final class TableStore implements AutoCloseable {
             // memory, after every write.
             int mark = gate.allocationMark();
             try {
-                HashtableOnDisk.Created c = HashtableOnDisk.create(heap, options.loadPermille());
+                HashtableOnDisk.Created c = HashtableOnDisk.create(heap, gate.slots, options.loadPermille());
                 byte[] value = ByteBuffer.allocate(CATALOG_VALUE).putLong(0, c.header()).putLong(8, c.tableId()).array();
                 t = HashtableOnDisk.open(heap, gate, c.header(), name, options, false);
                 gate.touch(t); // before the catalog's entry: any record that names the entry carries the state
@@ -205,7 +206,7 @@ public final class TableStore implements AutoCloseable {
             tables.put(name, t);
             return t;
         } else if (create) {
-            HashtableOnDisk.Created c = HashtableOnDisk.create(heap, options.loadPermille());
+            HashtableOnDisk.Created c = HashtableOnDisk.create(heap, gate.slots, options.loadPermille());
             header = c.header();
             byte[] value = ByteBuffer.allocate(CATALOG_VALUE).putLong(0, c.header()).putLong(8, c.tableId()).array();
             gate.sync(); // direct mode: the table is durable before the catalog names it

@@ -122,7 +122,7 @@ public final class TableVerifier {
     }
 
     private static void checkArray(HashtableOnDisk t, BucketArray a) {
-        BucketArray again = BucketArray.load(t.heap, a.directory);
+        BucketArray again = BucketArray.load(t.heap, a.directory, null);
         if (again.bucketCount != a.bucketCount || !Arrays.equals(again.segments, a.segments)) {
             throw t.corrupt(a.directory, "the bucket directory held in memory", "another one on disk");
         }

@@ -118,9 +118,13 @@ class LogModeRandomOpsTest {
             model.put("m2", new HashMap<>());
         }
 
+        /** No cache; one whose entry cache evicts all the time and whose slots fit small arrays only; a large one. */
+        private static final long[] CACHE_SIZES = {0, 16 << 10, 1 << 20};
+
         Htod.Builder builder(BlockDevice d) {
             Htod.Builder b = Htod.builder(d).grain(64).logSize(LOG).bufferSize(64 << 10).durability(durability)
-                    .syncInterval(Duration.ofMillis(5)).clock(clock).loadFactor(0.5).cacheSize(r.nextBoolean() ? 0 : 1 << 20);
+                    .syncInterval(Duration.ofMillis(5)).clock(clock).loadFactor(0.5)
+                    .cacheSize(CACHE_SIZES[r.nextInt(CACHE_SIZES.length)]);
             return LayerAccess.doublingMinBatch(LayerAccess.installBatch(b, 4 + r.nextInt(60)), 8);
         }
 

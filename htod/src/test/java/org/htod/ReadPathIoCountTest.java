@@ -1,0 +1,126 @@
+package org.htod;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
+import org.htod.core.device.CountingDevice;
+import org.htod.core.device.IoCounts;
+import org.htod.core.device.MemoryDevice;
+import org.htod.testkit.OpenedStores;
+import org.htod.testkit.VerifyStores;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * What a read costs in device I/O, counted, in both modes (see docs/READ-PATH.md): a get whose
+ * entry is cached reads nothing (its bucket slot is held in memory); a get whose entry is not
+ * cached reads the entry once, value included up to 256 KiB, and its slot's segment the first
+ * time the segment is used; iterating keys reads the first page of each entry, never the rest of
+ * its value.
+ */
+@ExtendWith(VerifyStores.class)
+class ReadPathIoCountTest {
+    private static final int KEYS = 300; // 512 buckets at the default load factor: one bucket segment
+
+    private static IoCounts cost(CountingDevice dev, Runnable op) {
+        dev.reset();
+        op.run();
+        return dev.counts();
+    }
+
+    private static Htod.Builder builder(CountingDevice dev, boolean direct) {
+        return TestStores.small(dev).directMode(direct).durability(Durability.NONE).cacheSize(64L << 20);
+    }
+
+    private static byte[] value(int i, int size) {
+        byte[] v = new byte[size];
+        Arrays.fill(v, (byte) ('a' + i % 26));
+        v[0] = (byte) i;
+        return v;
+    }
+
+    /** A store of {@link #KEYS} small entries, closed cleanly: a reopen starts with nothing cached. */
+    private static MemoryDevice filled(OpenedStores stores, boolean direct, int size) {
+        MemoryDevice mem = new MemoryDevice();
+        try (HtodStore s = stores.track(builder(new CountingDevice(mem), direct).open(), mem)) {
+            HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
+            for (int i = 0; i < KEYS; i++) {
+                m.put("k" + i, value(i, size));
+            }
+        }
+        return mem.reopen();
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aHitReadsNothingAndAMissReadsTheEntryOnce(boolean direct, OpenedStores stores) {
+        MemoryDevice mem = filled(stores, direct, 100);
+        CountingDevice dev = new CountingDevice(mem);
+        try (HtodStore s = stores.track(builder(dev, direct).open(), mem)) {
+            HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
+            // Nothing cached: each entry is read once, whichever get reaches it first (a key's
+            // get may pass over others of its chain), and the bucket segment once, whole.
+            IoCounts first = cost(dev, () -> {
+                for (int i = 0; i < KEYS; i++) {
+                    assertArrayEquals(value(i, 100), m.get("k" + i));
+                }
+            });
+            assertEquals(KEYS + 1, first.reads(), "every entry once and the bucket segment once: " + first);
+            for (int i = 0; i < KEYS; i++) {
+                int k = i;
+                IoCounts hit = cost(dev, () -> assertArrayEquals(value(k, 100), m.get("k" + k)));
+                assertEquals(0, hit.reads(), "a get whose entry is cached reads nothing: " + hit);
+            }
+            IoCounts absent = cost(dev, () -> {
+                for (int i = 0; i < KEYS; i++) {
+                    assertEquals(null, m.get("absent" + i));
+                }
+            });
+            assertEquals(0, absent.reads(), "gets of absent keys over cached chains read nothing: " + absent);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aMissOnALargeEntryIsOneRead(boolean direct, OpenedStores stores) {
+        MemoryDevice mem = new MemoryDevice();
+        try (HtodStore s = stores.track(builder(new CountingDevice(mem), direct).open(), mem)) {
+            s.map("m", Codec.string(), Codec.bytes()).put("big", value(7, 100_000));
+        }
+        mem = mem.reopen();
+        CountingDevice dev = new CountingDevice(mem);
+        try (HtodStore s = stores.track(builder(dev, direct).open(), mem)) {
+            HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
+            IoCounts miss = cost(dev, () -> assertArrayEquals(value(7, 100_000), m.get("big")));
+            assertEquals(2, miss.reads(), "the bucket segment, then the entry whole in one read: " + miss);
+            IoCounts again = cost(dev, () -> assertArrayEquals(value(7, 100_000), m.get("big")));
+            // The cache keeps an entry's first page: the rest of a large value is read again, once.
+            assertEquals(1, again.reads(), "the value past the cached first page: " + again);
+            assertTrue(again.bytesRead() < 100_000, "only the value past the first page: " + again);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void iteratingKeysReadsNoValueOfALargeEntry(boolean direct, OpenedStores stores) {
+        int size = 50_000;
+        MemoryDevice mem = filled(stores, direct, size);
+        CountingDevice dev = new CountingDevice(mem);
+        try (HtodStore s = stores.track(builder(dev, direct).open(), mem)) {
+            HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
+            Set<String> keys = new HashSet<>();
+            IoCounts ik = cost(dev, () -> keys.addAll(m.keySet()));
+            assertEquals(KEYS, keys.size());
+            // a page per entry (fields, key, the value's first bytes) and the bucket segment (512 slots of 16 bytes)
+            assertEquals(KEYS + 1, ik.reads(), "one read per entry and the segment: " + ik);
+            assertTrue(ik.bytesRead() <= KEYS * 4096L + 512 * 16, "key iteration read value bytes: " + ik);
+            IoCounts again = cost(dev, () -> keys.addAll(m.keySet()));
+            assertEquals(0, again.reads(), "a second key iteration is served from the caches: " + again);
+        }
+    }
+}
