@@ -88,7 +88,10 @@ public final class HtodMetrics implements MeterBinder {
                 .tag("kind", "total").register(registry);
         for (String map : store.mapNames()) {
             HtodMap<byte[], byte[]> m = store.map(map, Codec.bytes(), Codec.bytes());
-            Gauge.builder("htod.entries", m, HtodMap::longSize).tags(tags).tag("map", map).register(registry);
+            // Held strongly: a gauge keeps only a weak reference by default, and no one else
+            // holds this view of the map, so a collection made the gauge read NaN.
+            Gauge.builder("htod.entries", m, HtodMap::longSize).tags(tags).tag("map", map).strongReference(true)
+                    .register(registry);
         }
         FunctionCounter.builder("htod.cache.hits", store, s -> s.tableStore().cacheCounts()[0]).tags(tags).register(registry);
         FunctionCounter.builder("htod.cache.misses", store, s -> s.tableStore().cacheCounts()[1]).tags(tags)

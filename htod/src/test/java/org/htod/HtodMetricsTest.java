@@ -49,6 +49,11 @@ class HtodMetricsTest {
         assertTrue(counter(registry, "htod.log.group.commits", null, null) - commits0 >= 1);
         assertTrue(counter(registry, "htod.device.bytes", "direction", "write") > 0);
         assertEquals(19, gauge(registry, "htod.entries", "map", "pages"));
+        // What the gauges read must outlive a collection (a gauge holds its object weakly unless told).
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        assertEquals(19, gauge(registry, "htod.entries", "map", "pages"), "after a collection");
         assertTrue(gauge(registry, "htod.file.bytes", null, null) > 0);
         assertTrue(gauge(registry, "htod.fragmentation", "kind", "total") >= 1.0);
         assertTrue(gauge(registry, "htod.buffer.bytes", null, null) >= 0);
