@@ -92,10 +92,15 @@ public final class LoggedOpen {
         Superblock sb = s.superblock();
         long position = align(sb.log().checkpoint());
         long epoch = sb.log().epoch() + 1;
-        // Blank frames over the whole region before its log starts (a crash before the first
-        // checkpoint leaves the log inactive, and the next open formats it again).
-        Log.format(s.heap().device(), sb.logOffset(), sb.logSize());
+        if (!path.equals("new")) {
+            // The region may hold frames of a log this store had before it was opened in direct
+            // mode: blank frames over all of it (a new store's region is all zero, which the log
+            // formats ahead of itself as it goes). A crash before the first checkpoint leaves the
+            // log inactive, and the next open does this again.
+            Log.format(s.heap().device(), sb.logOffset(), sb.logSize());
+        }
         Log log = new Log(s.heap().device(), sb.logOffset(), sb.logSize(), position, position, epoch);
+        log.prepare();
         Installer installer = new Installer(log);
         Map<Long, InstallRecord.TableState> states = new HashMap<>();
         for (InstallRecord.TableState st : direct.states()) {
@@ -243,6 +248,7 @@ public final class LoggedOpen {
         long s = start;
         long cpPos = sb.log().checkpoint();
         storage.begin(x -> x.withLog(new Superblock.LogState(epoch, s, cpPos, true)));
+        log.prepare();
         tables.writeRecovered();
         WriteLayer layer = new WriteLayer(storage, tables, log, installer, mob, wopts, clock, cpBlock);
         layer.start();

@@ -21,9 +21,11 @@ import java.nio.ByteBuffer;
  * where it lies), or one it did not reach (its CRC matches and it names another position: an
  * earlier lap's frame, or a blank one). A frame that is neither was damaged after it was written.
  * So damage in the log's last durable write, which record CRCs alone take for a torn tail, is
- * told from a tear, and the open is refused instead of dropping acknowledged records. The region
- * is written with blank frames when its log starts ({@link Log#format}), so that no byte of it is
- * ever zero by right: a zeroed sector is damage too.
+ * told from a tear, and the open is refused instead of dropping acknowledged records. A region is
+ * zero where no log has reached yet; the log keeps blank frames written (and synced) ahead of its
+ * end until it has gone round once ({@link Log#prepare}), so that zeros lie only after everything
+ * ever written: a zero frame with anything but zeros after it in the lap is a zeroed sector,
+ * damage too.
  */
 final class Frames {
     static final int FRAME = 512;
@@ -36,8 +38,11 @@ final class Frames {
     static final int POSITION_OFFSET = 8;
     static final int EPOCH_OFFSET = 16;
 
-    /** What a frame read back is: written by this lap at this position, not, or damaged. */
-    enum Kind { WRITTEN, NOT_WRITTEN, DAMAGED }
+    /**
+     * What a frame read back is: written by this lap at this position, not, damaged, or all zero
+     * (never written if nothing but zeros follows it in the lap, else damaged: see {@link Log#prepare}).
+     */
+    enum Kind { WRITTEN, NOT_WRITTEN, DAMAGED, ZERO }
 
     /** A frame read back: its kind, payload bytes written, epoch, and in words why it is not written or damaged. */
     record Frame(Kind kind, int fill, long epoch, String why) {}
@@ -91,7 +96,8 @@ final class Frames {
             for (int i = 0; i < FRAME && zero; i++) {
                 zero = b.get(at + i) == 0;
             }
-            return new Frame(Kind.DAMAGED, 0, 0, zero ? "a zeroed frame" : "a frame whose CRC32C does not match");
+            return zero ? new Frame(Kind.ZERO, 0, 0, "a zero frame")
+                    : new Frame(Kind.DAMAGED, 0, 0, "a frame whose CRC32C does not match");
         }
         int fill = Short.toUnsignedInt(b.getShort(at + FILL_OFFSET));
         long position = b.getLong(at + POSITION_OFFSET);

@@ -89,10 +89,11 @@ public final class Log {
     private long recordsInPending;
 
     /**
-     * A log over {@code [regionOffset, regionOffset + regionBytes)} of {@code dev}, a region that
-     * {@link #format} prepared, whose next record goes at {@code end}, with space before {@code
-     * start} free for reuse, appending in {@code epoch}. Records up to {@code end} are taken as
-     * durable. Reads the frame holding {@code end}, which the first write rewrites.
+     * A log over {@code [regionOffset, regionOffset + regionBytes)} of {@code dev}, whose next
+     * record goes at {@code end}, with space before {@code start} free for reuse, appending in
+     * {@code epoch}. Records up to {@code end} are taken as durable. Reads the frame holding
+     * {@code end}, which the first write rewrites. Writes nothing: {@link #prepare} must run
+     * before the first append, once the opening may write.
      */
     public Log(BlockDevice dev, long regionOffset, long regionBytes, long start, long end, long epoch) {
         if (regionBytes < 2L * Records.MIN_REGION || regionBytes % 4096 != 0) {
@@ -140,23 +141,113 @@ public final class Log {
     }
 
     /**
-     * Prepares a log region for a new log: every frame blank (see {@link Frames}), then a sync.
-     * A region's log starts once; the region is never zero afterwards, so a zeroed sector in it
-     * is damage, not a frame never written.
+     * Writes blank frames (see {@link Frames}) over a whole region, then syncs: for a region that
+     * held another log before (a store that was in log mode, then in direct mode), so that no
+     * frame of that log lies beyond where the new one begins. A new store's region, all zeros,
+     * needs no more than {@link #prepare}.
      */
     public static void format(BlockDevice dev, long regionOffset, long regionBytes) {
-        int chunk = (int) Math.min(regionBytes, 1 << 20);
-        ByteBuffer blank = ByteBuffer.allocate(chunk);
-        ByteBuffer none = ByteBuffer.allocate(0);
-        for (int at = 0; at < chunk; at += Frames.FRAME) {
-            Frames.encode(blank, at, Frames.BLANK, 0, none, 0, 0);
-        }
+        int chunk = (int) Math.min(regionBytes, FORMAT_AHEAD / Frames.PAYLOAD * Frames.FRAME);
+        ByteBuffer blank = blankFrames(chunk / Frames.FRAME);
         for (long off = 0; off < regionBytes; off += chunk) {
             ByteBuffer b = blank.duplicate();
             b.limit((int) Math.min(chunk, regionBytes - off));
             dev.write(regionOffset + off, b);
         }
         dev.sync();
+    }
+
+    private static ByteBuffer blankFrames(int n) {
+        ByteBuffer b = ByteBuffer.allocate(n * Frames.FRAME);
+        ByteBuffer none = ByteBuffer.allocate(0);
+        for (int i = 0; i < n; i++) {
+            Frames.encode(b, i * Frames.FRAME, Frames.BLANK, 0, none, 0, 0);
+        }
+        return b;
+    }
+
+    /**
+     * Stream bytes of blank frames kept written ahead of the log's end while it has not yet gone
+     * round the region once: there the region is still zero (a new file's), and a zero frame
+     * followed by anything else is damage (see {@link LogReader}). Far enough ahead that the
+     * largest group of appends rarely needs a second formatting write.
+     */
+    static final long FORMAT_AHEAD = 2048L * Frames.PAYLOAD;
+
+    /** Stream position up to which the frames after the tail frame are blank or written; guarded by leadership. */
+    private long formattedTo;
+    /** Whether the whole region has been written once (formatted or used): nothing is formatted ahead any more. */
+    private boolean allFormatted;
+
+    /**
+     * Before the first append of an opening: the frame holding the end written again as this
+     * log's (its bytes before the end, the rest empty), and blank frames ahead of it where the
+     * region is still zero, then a sync. Recovery then finds, after the last record, a frame of
+     * this log whose fill ends there, not zeros before blank frames (which it would take for a
+     * zeroed sector).
+     */
+    public void prepare() {
+        long e;
+        long s;
+        long from;
+        synchronized (this) {
+            e = epoch;
+            s = start;
+            from = end;
+        }
+        long fs = Frames.frameStart(from);
+        ByteBuffer frame = ByteBuffer.allocate(Frames.FRAME);
+        Frames.encode(frame, 0, fs, e, ByteBuffer.wrap(tail), 0, (int) (from - fs));
+        writeOut(fs, frame);
+        long lastBefore = Frames.frameStart(s + regionSize - 1);
+        allFormatted = lastBefore > fs && !zeroFrame(lastBefore);
+        formattedTo = fs + Frames.PAYLOAD;
+        formatAhead(from, s);
+        dev.sync();
+    }
+
+    /**
+     * The leader, before writing frames up to {@code to}: blank frames up to {@link
+     * #FORMAT_AHEAD} beyond {@code to} where the region is still zero, never past {@code start}
+     * a lap on (live records lie there), and synced.
+     */
+    private void formatAhead(long to, long start) {
+        if (allFormatted || formattedTo >= to + FORMAT_AHEAD / 2) {
+            return;
+        }
+        long limit = Frames.frameStart(Math.min(to + FORMAT_AHEAD, start + regionSize));
+        if (limit <= formattedTo) {
+            return;
+        }
+        if (!zeroFrame(limit - Frames.PAYLOAD)) {
+            // Written once already up to there (what is written of a region's first lap is one
+            // stretch from where its log began): nothing to blank.
+            formattedTo = limit;
+            allFormatted = limit - Frames.PAYLOAD >= start + regionSize - Frames.PAYLOAD;
+            return;
+        }
+        int n = (int) ((limit - formattedTo) / Frames.PAYLOAD);
+        writeOut(formattedTo, blankFrames(n));
+        // Durable before any frame of the log lands there: a frame a crash then drops reads as
+        // blank, never as zero before a written one.
+        dev.sync();
+        formattedTo = limit;
+    }
+
+    /** Whether the frame of stream position {@code fs} is all zero on the device (or past its end). */
+    private boolean zeroFrame(long fs) {
+        long off = Frames.frameOffset(regionOffset, regionSize, fs);
+        if (off + Frames.FRAME > dev.size()) {
+            return true;
+        }
+        ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
+        dev.read(off, f);
+        for (int i = 0; i < Frames.FRAME; i++) {
+            if (f.get(i) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
     /**
      * Bytes one record of the flusher may take: its installs and doubling steps stay within this,
@@ -264,6 +355,7 @@ public final class Log {
         boolean ok = false;
         try {
             Records.seal(batch, from, base, regionSize);
+            formatAhead(to, startNow());
             ByteBuffer stream = writeFrames(from, batch, frameEpoch);
             if (sync) {
                 dev.sync();
@@ -596,6 +688,10 @@ public final class Log {
     /** Position up to which records are durable. */
     public synchronized long durable() {
         return durable;
+    }
+
+    private synchronized long startNow() {
+        return start;
     }
 
     /** Position before which space may be reused. */

@@ -232,6 +232,43 @@ public final class LogReader {
         return out.flip();
     }
 
+    /** Known all zero from this stream position to the end of the lap (once a look found it so), or -1. */
+    private long zerosFrom = -1;
+
+    /**
+     * Whether every frame from stream position {@code fs} to a lap from where reading began (or
+     * to the device's end) is all zero: then the log never reached there. Reads at most the rest
+     * of the lap, once.
+     */
+    private boolean zerosToTheEnd(long fs) {
+        if (zerosFrom >= 0 && fs >= zerosFrom) {
+            return true;
+        }
+        long lapFrames = regionSize / Frames.PAYLOAD;
+        long endPos = from + regionSize;
+        ByteBuffer b = ByteBuffer.allocate(WINDOW);
+        for (long p = fs; p < endPos; ) {
+            long off = Frames.frameOffset(regionOffset, regionSize, p);
+            long framesLeftInRegion = lapFrames - (p % regionSize) / Frames.PAYLOAD;
+            long frames = Math.min((endPos - p + Frames.PAYLOAD - 1) / Frames.PAYLOAD,
+                    Math.min(framesLeftInRegion, WINDOW / Frames.FRAME));
+            if (off >= dev.size()) {
+                break; // past the device's end: nothing written there
+            }
+            b.clear().limit((int) Math.min(frames * Frames.FRAME, dev.size() - off));
+            dev.read(off, b);
+            bytesRead += b.limit();
+            for (int i = 0; i < b.limit(); i++) {
+                if (b.get(i) != 0) {
+                    return false;
+                }
+            }
+            p += frames * Frames.PAYLOAD;
+        }
+        zerosFrom = fs;
+        return true;
+    }
+
     /** The frame of stream position {@code fs} if this lap wrote it, checked once; else null, with why. */
     private ByteBuffer frame(long fs) {
         long off = Frames.frameOffset(regionOffset, regionSize, fs);
@@ -253,6 +290,11 @@ public final class LogReader {
         if (frameAt != fs) {
             frame = Frames.classify(window, at, fs);
             frameAt = fs;
+            if (frame.kind() == Frames.Kind.ZERO) {
+                frame = zerosToTheEnd(fs) ? new Frames.Frame(Frames.Kind.NOT_WRITTEN, 0, 0, "zeros from here to the end"
+                        + " of the lap (never written)") : new Frames.Frame(Frames.Kind.DAMAGED, 0, 0, "a zeroed frame"
+                        + " before written ones");
+            }
         }
         if (frame.kind() == Frames.Kind.DAMAGED) {
             stopReason = frame.why() + " at offset " + off;
