@@ -232,34 +232,38 @@ public final class LogReader {
         return out.flip();
     }
 
-    /** Known all zero from this stream position to the end of the lap (once a look found it so), or -1. */
+    /** Known all zero from this stream position to the region's end (once a look found it so), or -1. */
     private long zerosFrom = -1;
+    /** A stream position of a frame that is not zero, found by a look; frames before it are not zeros to the end. */
+    private long notZeroAt = -1;
 
     /**
-     * Whether every frame from stream position {@code fs} to a lap from where reading began (or
-     * to the device's end) is all zero: then the log never reached there. Reads at most the rest
-     * of the lap, once.
+     * Whether every frame from stream position {@code fs} to the end of the region (or of the
+     * device) is all zero: then the log never reached there. A log's first lap begins at the
+     * region's first frame and formats ahead of itself, so the region's unwritten part, while it
+     * has one, runs to its end. Reads at most the rest of the region, once per reader.
      */
     private boolean zerosToTheEnd(long fs) {
-        if (zerosFrom >= 0 && fs >= zerosFrom) {
+        if (zerosFrom >= 0 && fs >= zerosFrom && fs - zerosFrom < regionSize) {
             return true;
         }
-        long lapFrames = regionSize / Frames.PAYLOAD;
-        long endPos = from + regionSize;
+        if (notZeroAt >= 0 && fs < notZeroAt && notZeroAt - fs < regionSize) {
+            return false;
+        }
+        long endPos = fs - fs % regionSize + regionSize; // the stream position of the region's end, this lap
         ByteBuffer b = ByteBuffer.allocate(WINDOW);
         for (long p = fs; p < endPos; ) {
             long off = Frames.frameOffset(regionOffset, regionSize, p);
-            long framesLeftInRegion = lapFrames - (p % regionSize) / Frames.PAYLOAD;
-            long frames = Math.min((endPos - p + Frames.PAYLOAD - 1) / Frames.PAYLOAD,
-                    Math.min(framesLeftInRegion, WINDOW / Frames.FRAME));
             if (off >= dev.size()) {
                 break; // past the device's end: nothing written there
             }
+            long frames = Math.min((endPos - p) / Frames.PAYLOAD, WINDOW / Frames.FRAME);
             b.clear().limit((int) Math.min(frames * Frames.FRAME, dev.size() - off));
             dev.read(off, b);
             bytesRead += b.limit();
             for (int i = 0; i < b.limit(); i++) {
                 if (b.get(i) != 0) {
+                    notZeroAt = p + (long) (i / Frames.FRAME) * Frames.PAYLOAD;
                     return false;
                 }
             }
