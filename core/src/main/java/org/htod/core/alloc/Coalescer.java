@@ -22,7 +22,14 @@ final class Coalescer {
     static void coalesce(Heap h) {
         h.dev.sync();
         h.markDurable();
-        if (h.method != StorageMethod.TS) {
+        // Never in log mode (see Heap.coalesce): its frees write nothing, so the headers on disk
+        // still say allocated for blocks freed since, and rebuilding the lists from them, as PL
+        // and PFL do below, made every such block allocated again, and reached by no table.
+        if (h.logged()) {
+            throw new IllegalStateException("a heap in log mode does not coalesce");
+        }
+        boolean diskLists = h.method != StorageMethod.TS;
+        if (diskLists) {
             reclaimByScan(h);
             h.writeCheckpoint(true);
             h.dev.sync();
@@ -61,7 +68,7 @@ final class Coalescer {
             h.lists.add(b);
         }
         h.coalesces++;
-        if (h.method != StorageMethod.TS) {
+        if (diskLists) {
             h.dev.sync();
             h.markDurable();
             relink(h, h.method == StorageMethod.PL);

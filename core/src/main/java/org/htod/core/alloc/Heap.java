@@ -353,7 +353,7 @@ public final class Heap implements AutoCloseable {
             sync();
             p = place(size);
         }
-        if (p == null && lists.freeCount() > 0) {
+        if (p == null && lists.freeCount() > 0 && !logged) {
             Coalescer.coalesce(this);
             p = place(size);
         }
@@ -605,12 +605,12 @@ public final class Heap implements AutoCloseable {
      * reads no headers, or no valid header of that size there). The caller holds the lock.
      */
     long[] extentIdentity(FreeBlock b) {
+        if (logged) {
+            return null;
+        }
         FreshExtent f = fresh.get(b.addr);
         if (f != null) {
             return new long[] {f.stamp(), f.remainder()};
-        }
-        if (logged) {
-            return null;
         }
         ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
         dev.read(b.addr, hb);
@@ -985,6 +985,9 @@ public final class Heap implements AutoCloseable {
 
     /** Runs deferred coalescing when external fragmentation passes the configured threshold. */
     private void maybeCoalesceForFragmentation() {
+        if (logged) {
+            return; // see coalesce()
+        }
         long used = tail - start;
         if (allocatedBytes > 0 && lists.freeBytes() > FRAGMENTATION_MIN_FREE
                 && lists.freeBytes() - freeAfterCoalesce > (tail - start) / 8
@@ -994,8 +997,20 @@ public final class Heap implements AutoCloseable {
         }
     }
 
-    /** Coalesces all adjacent free blocks now (deferred coalescing, run on demand). */
+    /**
+     * Coalesces all adjacent free blocks now (deferred coalescing, run on demand). Not in log
+     * mode: there a merge would write headers the log does not record, over blocks whose headers
+     * still say allocated (its frees write nothing), and a store reopened from its checkpoint then
+     * found free headers where its heap has allocated blocks (`HtodMapRandomOpsTest`'s seed
+     * 0x5eed000d with values past 4 KiB, about one run in three); log mode reuses free space by
+     * whole blocks and splits only, and a merge journaled through the log is not built.
+     *
+     * @throws IllegalStateException in log mode
+     */
     public void coalesce() {
+        if (logged) {
+            throw new IllegalStateException("a heap in log mode does not coalesce (see Heap.coalesce)");
+        }
         lock.lock();
         try {
             ensureWritable();
