@@ -13,6 +13,7 @@ import org.htod.core.container.Container;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.container.Superblock;
 import org.htod.core.device.BlockDevice;
+import org.htod.core.device.CountingDevice;
 import org.htod.core.device.FileDevice;
 import org.htod.core.storage.Storage;
 import org.htod.mob.LoggedOpen;
@@ -334,7 +335,7 @@ public final class Htod {
          */
         public HtodStore open() {
             ContainerConfig cfg = container.build();
-            MeteredDevice device = new MeteredDevice(opener.open(createIfMissing));
+            CountingDevice device = new CountingDevice(opener.open(createIfMissing), false); // stats(), metrics
             boolean direct = this.direct;
             if (asStored && device.size() > 0) {
                 try {

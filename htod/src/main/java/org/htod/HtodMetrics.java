@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 import org.htod.core.alloc.HeapStats;
+import org.htod.core.device.CountingDevice;
 
 /**
  * The figures of {@link HtodStore#stats()} as Micrometer meters, all tagged {@code store} with the
@@ -46,7 +47,7 @@ public final class HtodMetrics implements MeterBinder {
     @Override
     public void bindTo(MeterRegistry registry) {
         OpMeter meter = store.meter();
-        MeteredDevice device = store.device();
+        CountingDevice device = store.device();
         for (OpMeter.Op op : OpMeter.Op.values()) {
             String name = op.name().toLowerCase(java.util.Locale.ROOT);
             ToDoubleFunction<OpMeter> f = switch (op) {
@@ -76,7 +77,7 @@ public final class HtodMetrics implements MeterBinder {
         FunctionCounter.builder("htod.device.bytes", device, d -> d.counts().bytesWritten()).tags(tags)
                 .tag("direction", "write").baseUnit("bytes").register(registry);
 
-        Gauge.builder("htod.file.bytes", device, MeteredDevice::size).tags(tags).baseUnit("bytes").register(registry);
+        Gauge.builder("htod.file.bytes", device, CountingDevice::size).tags(tags).baseUnit("bytes").register(registry);
         heapGauge(registry, "htod.heap.used.bytes", HeapStats::usedBytes, "bytes");
         heapGauge(registry, "htod.heap.allocated.bytes", HeapStats::allocatedBytes, "bytes");
         heapGauge(registry, "htod.heap.free.bytes", HeapStats::freeBytes, "bytes");

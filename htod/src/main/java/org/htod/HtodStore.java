@@ -13,6 +13,8 @@ import org.htod.core.StoreClosedException;
 import org.htod.core.alloc.HeapRecoveryReport;
 import org.htod.core.alloc.HeapStats;
 import org.htod.core.container.Superblock;
+import org.htod.core.device.CountingDevice;
+import org.htod.core.device.IoCounts;
 import org.htod.core.storage.Storage;
 import org.htod.mob.BufferedMap;
 import org.htod.mob.LoggedOpen;
@@ -39,12 +41,12 @@ public final class HtodStore implements AutoCloseable {
     private final Clock clock;
     private final RecoveryReport report;
     private final ScheduledExecutorService syncer;
-    private final MeteredDevice device;
+    private final CountingDevice device;
     private final OpMeter meter = new OpMeter();
     private volatile boolean closed;
 
     /** A store in log mode. */
-    HtodStore(LoggedOpen.Opened opened, Durability durability, Clock clock, MeteredDevice device) {
+    HtodStore(LoggedOpen.Opened opened, Durability durability, Clock clock, CountingDevice device) {
         this.device = device;
         this.layer = opened.layer();
         this.tables = null;
@@ -72,7 +74,7 @@ public final class HtodStore implements AutoCloseable {
     }
 
     /** A store in direct mode. */
-    HtodStore(TableStore tables, Durability durability, Duration syncInterval, Clock clock, MeteredDevice device) {
+    HtodStore(TableStore tables, Durability durability, Duration syncInterval, Clock clock, CountingDevice device) {
         this.device = device;
         this.tables = tables;
         this.layer = null;
@@ -257,7 +259,10 @@ public final class HtodStore implements AutoCloseable {
         }
         long[] c = tableStore().cacheCounts();
         StoreStats.Cache cache = new StoreStats.Cache(c[0], c[1], ratio(c[0], c[0] + c[1]));
-        return new StoreStats(layout, meter.counts(), entries, space, frag, device.counts(), wl, cache, report);
+        IoCounts io = device.counts();
+        StoreStats.DeviceIo dio = new StoreStats.DeviceIo(io.reads(), io.writes(), io.bytesRead(), io.bytesWritten(),
+                io.syncs());
+        return new StoreStats(layout, meter.counts(), entries, space, frag, dio, wl, cache, report);
     }
 
     /**
@@ -388,7 +393,7 @@ public final class HtodStore implements AutoCloseable {
     }
 
     /** The device, counting its I/O. */
-    MeteredDevice device() {
+    CountingDevice device() {
         return device;
     }
 
