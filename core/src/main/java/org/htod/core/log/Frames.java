@@ -85,6 +85,20 @@ final class Frames {
         dst.putInt(at + CRC_OFFSET, Records.crc(dst, at + 4, at + FRAME));
     }
 
+    /** The index of the first byte of {@code b} in {@code [from, to)} that is not zero, or -1. */
+    static int firstNonZero(ByteBuffer b, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (b.get(i) != 0) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    static boolean allZero(ByteBuffer b, int from, int to) {
+        return firstNonZero(b, from, to) < 0;
+    }
+
     /**
      * The frame in {@code b} (its {@value #FRAME} bytes from position {@code at}), expected to
      * hold stream position {@code expected}. Whether its epoch may follow the frames before it is
@@ -92,11 +106,7 @@ final class Frames {
      */
     static Frame classify(ByteBuffer b, int at, long expected) {
         if (Records.crc(b, at + 4, at + FRAME) != b.getInt(at + CRC_OFFSET)) {
-            boolean zero = true;
-            for (int i = 0; i < FRAME && zero; i++) {
-                zero = b.get(at + i) == 0;
-            }
-            return zero ? new Frame(Kind.ZERO, 0, 0, "a zero frame")
+            return allZero(b, at, at + FRAME) ? new Frame(Kind.ZERO, 0, 0, "a zero frame")
                     : new Frame(Kind.DAMAGED, 0, 0, "a frame whose CRC32C does not match");
         }
         int fill = Short.toUnsignedInt(b.getShort(at + FILL_OFFSET));

@@ -202,29 +202,31 @@ public final class Log {
         long lastBefore = Frames.frameStart(s + regionSize - 1);
         allFormatted = lastBefore > fs && !zeroFrame(lastBefore);
         formattedTo = fs + Frames.PAYLOAD;
-        formatAhead(from, s);
-        dev.sync();
+        if (!formatAhead(from)) {
+            dev.sync(); // formatting ahead syncs, covering the frame above; else this does
+        }
     }
 
     /**
      * The leader, before writing frames up to {@code to}: blank frames up to {@link
      * #FORMAT_AHEAD} beyond {@code to} where the region is still zero, never past {@code start}
-     * a lap on (live records lie there), and synced.
+     * a lap on (live records lie there), and synced. Returns whether it wrote (and synced).
      */
-    private void formatAhead(long to, long start) {
+    private boolean formatAhead(long to) {
         if (allFormatted || formattedTo >= to + FORMAT_AHEAD / 2) {
-            return;
+            return false; // the common case: no lock taken, nothing read
         }
+        long start = startNow();
         long limit = Frames.frameStart(Math.min(to + FORMAT_AHEAD, start + regionSize));
         if (limit <= formattedTo) {
-            return;
+            return false;
         }
         if (!zeroFrame(limit - Frames.PAYLOAD)) {
             // Written once already up to there (what is written of a region's first lap is one
             // stretch from where its log began): nothing to blank.
             formattedTo = limit;
             allFormatted = limit - Frames.PAYLOAD >= start + regionSize - Frames.PAYLOAD;
-            return;
+            return false;
         }
         int n = (int) ((limit - formattedTo) / Frames.PAYLOAD);
         writeOut(formattedTo, blankFrames(n));
@@ -232,6 +234,7 @@ public final class Log {
         // blank, never as zero before a written one.
         dev.sync();
         formattedTo = limit;
+        return true;
     }
 
     /** Whether the frame of stream position {@code fs} is all zero on the device (or past its end). */
@@ -242,12 +245,7 @@ public final class Log {
         }
         ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
         dev.read(off, f);
-        for (int i = 0; i < Frames.FRAME; i++) {
-            if (f.get(i) != 0) {
-                return false;
-            }
-        }
-        return true;
+        return Frames.allZero(f, 0, Frames.FRAME);
     }
     /**
      * Bytes one record of the flusher may take: its installs and doubling steps stay within this,
@@ -355,7 +353,7 @@ public final class Log {
         boolean ok = false;
         try {
             Records.seal(batch, from, base, regionSize);
-            formatAhead(to, startNow());
+            formatAhead(to);
             ByteBuffer stream = writeFrames(from, batch, frameEpoch);
             if (sync) {
                 dev.sync();
@@ -649,12 +647,9 @@ public final class Log {
         try {
             long fs = Frames.frameStart(from);
             int frames = (int) ((Math.min(to, from + regionSize) - fs + Frames.PAYLOAD - 1) / Frames.PAYLOAD);
-            ByteBuffer out = ByteBuffer.allocate(frames * Frames.FRAME);
+            ByteBuffer out = blankFrames(frames);
             ByteBuffer before = ByteBuffer.wrap(fs == tailFrame ? tail : new byte[Frames.PAYLOAD]);
             Frames.encode(out, 0, fs, e, before, 0, (int) (from - fs));
-            for (int i = 1; i < frames; i++) {
-                Frames.encode(out, i * Frames.FRAME, Frames.BLANK, 0, before, 0, 0);
-            }
             writeOut(fs, out);
             dev.sync();
             synchronized (this) {

@@ -261,11 +261,10 @@ public final class LogReader {
             b.clear().limit((int) Math.min(frames * Frames.FRAME, dev.size() - off));
             dev.read(off, b);
             bytesRead += b.limit();
-            for (int i = 0; i < b.limit(); i++) {
-                if (b.get(i) != 0) {
-                    notZeroAt = p + (long) (i / Frames.FRAME) * Frames.PAYLOAD;
-                    return false;
-                }
+            int i = Frames.firstNonZero(b, 0, b.limit());
+            if (i >= 0) {
+                notZeroAt = p + (long) (i / Frames.FRAME) * Frames.PAYLOAD;
+                return false;
             }
             p += frames * Frames.PAYLOAD;
         }
