@@ -77,9 +77,10 @@ final class BatchAllocator {
                     tail += s;
                     continue;
                 }
+                BlockHeader read = null;
                 if (!batchRemainders.remove(b)) {
                     h.takeFromLists(b);
-                    h.knowHeader(b);
+                    read = h.knowHeader(b);
                 }
                 long stamp = ++h.stamp;
                 long next = h.method == StorageMethod.TS ? 0 : b.next;
@@ -88,7 +89,7 @@ final class BatchAllocator {
                     // Reused whole, the block keeps its extent's stamp and remainder note, as a
                     // single allocation keeps its header: the note may be all that lets a walk
                     // cross the remainder behind it, whose header a torn split lost.
-                    long[] own = h.extentIdentity(b);
+                    long[] own = h.extentIdentity(b, read);
                     long st = own != null ? own[0] : stamp;
                     long rem = own != null ? own[1] : 0;
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, b.size, st, listId, next), i, rem));

@@ -580,14 +580,15 @@ public final class Heap implements AutoCloseable {
     }
 
     /** PL splits rewrite the whole header, so they need the block's list id and next pointer. */
-    void knowHeader(FreeBlock b) {
+    /** Returns the header it read, or null when it read none. */
+    BlockHeader knowHeader(FreeBlock b) {
         if (method != StorageMethod.PL || b.listId >= 0) {
-            return;
+            return null;
         }
         if (logged) {
             // The header on disk may be stale after the log's recovery; log mode keeps no disk lists.
             b.listIdKnown(lists.listOf(b.size), 0);
-            return;
+            return null;
         }
         ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
         dev.read(b.addr, hb);
@@ -597,14 +598,16 @@ public final class Heap implements AutoCloseable {
                     + " in " + dev.name() + ", found " + (h == null ? "an invalid header" : "size " + h.size), b.addr);
         }
         b.listIdKnown(h.listId, h.next);
+        return h;
     }
 
     /**
      * The creation stamp and remainder note that free block {@code b}'s extent has on disk,
      * {stamp, remainder}, or null where a new header may be written (log mode, whose recovery
-     * reads no headers, or no valid header of that size there). The caller holds the lock.
+     * reads no headers, or no valid header of that size there). {@code read}: its header if the
+     * caller has just read it ({@link #knowHeader}), else null. The caller holds the lock.
      */
-    long[] extentIdentity(FreeBlock b) {
+    long[] extentIdentity(FreeBlock b, BlockHeader read) {
         if (logged) {
             return null;
         }
@@ -612,9 +615,12 @@ public final class Heap implements AutoCloseable {
         if (f != null) {
             return new long[] {f.stamp(), f.remainder()};
         }
-        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
-        dev.read(b.addr, hb);
-        BlockHeader h = BlockHeader.decode(hb, 0, code, grain);
+        BlockHeader h = read;
+        if (h == null) {
+            ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
+            dev.read(b.addr, hb);
+            h = BlockHeader.decode(hb, 0, code, grain);
+        }
         return h == null || h.size != b.size ? null : new long[] {h.stamp, h.remainder};
     }
 
