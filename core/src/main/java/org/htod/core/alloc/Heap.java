@@ -579,8 +579,10 @@ public final class Heap implements AutoCloseable {
         }
     }
 
-    /** PL splits rewrite the whole header, so they need the block's list id and next pointer. */
-    /** Returns the header it read, or null when it read none. */
+    /**
+     * PL splits rewrite the whole header, so they need the block's list id and next pointer.
+     * Returns the header it read, or null when it read none.
+     */
     BlockHeader knowHeader(FreeBlock b) {
         if (method != StorageMethod.PL || b.listId >= 0) {
             return null;
