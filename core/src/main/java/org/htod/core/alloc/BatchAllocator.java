@@ -95,6 +95,7 @@ final class BatchAllocator {
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, b.size, st, listId, next), i, rem));
                     h.putFresh(b.addr, new Heap.FreshExtent(st, rem, listId, next));
                 } else {
+                    h.checkNoteBeforeSplit(b, read);
                     int listId = h.listIdForSplitPart(b, s);
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, s, stamp, listId, next), i, b.size - s));
                     h.putFresh(b.addr, new Heap.FreshExtent(stamp, b.size - s, listId, next));

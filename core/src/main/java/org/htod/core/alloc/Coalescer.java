@@ -88,13 +88,22 @@ final class Coalescer {
         h.allocatedBytes = 0;
         h.requestedBytes = 0;
         h.allocatedCount = 0;
-        new HeaderScanner(h).scan(h.start, h.tail, (addr, hd) -> {
+        HeaderScanner s = new HeaderScanner(h);
+        s.repair = true;
+        s.scan(h.start, h.tail, (addr, hd) -> {
             if (hd.allocated) {
                 h.account(hd.size, hd.length);
             } else {
                 h.lists.add(new FreeBlock(addr, hd.size, hd.stamp, hd.listId, hd.next));
             }
         });
+        // A remainder the scan rebuilt gets its header now: a block reused whole later writes
+        // only its status, and would otherwise be allocated with no valid header.
+        for (Heap.Repair r : h.pendingRepairs) {
+            h.dev.write(r.pos(), r.bytes());
+        }
+        h.pendingRepairs.clear();
+        h.uncheckedNotesBelow = 0;
     }
 
     /**

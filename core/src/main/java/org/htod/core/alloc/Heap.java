@@ -86,6 +86,20 @@ public final class Heap implements AutoCloseable {
     boolean relinkAllOnFinish;
 
     /**
+     * PL/PFL in direct mode after a recovery by lists: every extent with a creation stamp below
+     * this may carry a remainder note whose remainder's header a torn split lost; 0 when none may.
+     * Recovery by lists reads only the blocks on the lists, so it cannot apply the remainder rule
+     * to the others, and the note is the only record of that space: a split rewrites the block's
+     * header and the note with it, after which no walk can cross the hole. So until a coalescing
+     * scan has applied the rule everywhere, a split of such an extent checks its note first
+     * ({@link #checkNoteBeforeSplit}), and a clean shutdown coalesces before it writes its
+     * snapshot (which would forget this).
+     */
+    long uncheckedNotesBelow;
+    /** Remainders rebuilt by {@link #checkNoteBeforeSplit}, for the tests. */
+    long notesRepaired;
+
+    /**
      * Log mode: the log, not the heap's own metadata, recovers the allocator after a crash (from a
      * snapshot and the allocations and frees the log records since). Then every allocation writes
      * its block's full header, so that a block the log's recovery puts back on a free list, whose
@@ -500,7 +514,7 @@ public final class Heap implements AutoCloseable {
             case SPLIT: {
                 FreeBlock b = p.block;
                 takeFromLists(b);
-                knowHeader(b);
+                checkNoteBeforeSplit(b, knowHeader(b));
                 long rem = b.size - p.size;
                 long s = ++stamp;
                 int listId = listIdForSplitPart(b, p.size);
@@ -592,9 +606,7 @@ public final class Heap implements AutoCloseable {
             b.listIdKnown(lists.listOf(b.size), 0);
             return null;
         }
-        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
-        dev.read(b.addr, hb);
-        BlockHeader h = BlockHeader.decode(hb, 0, code, grain);
+        BlockHeader h = headerAt(b.addr);
         if (h == null || h.size != b.size) {
             throw new CorruptStoreException("expected a free block header of size " + b.size + " at offset " + b.addr
                     + " in " + dev.name() + ", found " + (h == null ? "an invalid header" : "size " + h.size), b.addr);
@@ -617,13 +629,48 @@ public final class Heap implements AutoCloseable {
         if (f != null) {
             return new long[] {f.stamp(), f.remainder()};
         }
-        BlockHeader h = read;
-        if (h == null) {
-            ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
-            dev.read(b.addr, hb);
-            h = BlockHeader.decode(hb, 0, code, grain);
-        }
+        BlockHeader h = read != null ? read : headerAt(b.addr);
         return h == null || h.size != b.size ? null : new long[] {h.stamp, h.remainder};
+    }
+
+    /** The valid header at {@code pos}, or null: one read. */
+    private BlockHeader headerAt(long pos) {
+        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
+        dev.read(pos, hb);
+        return BlockHeader.decode(hb, 0, code, grain);
+    }
+
+    /**
+     * Before a split rewrites free block {@code b}'s header (see {@link #uncheckedNotesBelow}):
+     * when the header on disk records a remainder behind the block, from a split older than the
+     * last recovery by lists, and the header there is missing or older than that split, the
+     * remainder is written again as a free block, as a scan would rebuild it. Only space below
+     * the tail is rebuilt: nothing since the open can have been placed there, since the lost
+     * remainder was on no list and a block the heap knows never overlaps it. {@code read}: the
+     * header the caller has just read, else null. The caller holds the lock.
+     */
+    void checkNoteBeforeSplit(FreeBlock b, BlockHeader read) {
+        if (uncheckedNotesBelow == 0 || logged || fresh.containsKey(b.addr)) {
+            return;
+        }
+        BlockHeader own = read != null ? read : headerAt(b.addr);
+        if (own == null || own.size != b.size || own.remainder == 0 || own.stamp >= uncheckedNotesBelow) {
+            return;
+        }
+        long at = b.addr + b.size;
+        if (at + own.remainder > tail) {
+            return;
+        }
+        BlockHeader there = headerAt(at);
+        if (there != null && there.stamp >= own.stamp) {
+            return;
+        }
+        FreeBlock r = newFreeExtent(at, own.remainder, own.stamp);
+        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
+        putHeaderOf(hb, 0, r, false, 0);
+        dev.write(at, hb);
+        lists.add(r);
+        notesRepaired++;
     }
 
     void takeFromLists(FreeBlock b) {
@@ -1097,6 +1144,16 @@ public final class Heap implements AutoCloseable {
         try {
             if (closed || recoveryWritesPending || failure != null) {
                 return null; // after a failed change the lists are in doubt: the next open recovers
+            }
+            if (uncheckedNotesBelow != 0 && !logged) {
+                // A snapshot would forget which notes are unchecked; the coalescing scan checks
+                // them all (and reclaims what the lists lost track of) once, here.
+                try {
+                    Coalescer.coalesce(this);
+                } catch (org.htod.core.HtodException e) {
+                    failed(e);
+                    return null; // the next open recovers by the method's own means
+                }
             }
             SnapshotRef ref = Snapshot.write(this);
             dev.sync();

@@ -20,8 +20,10 @@ import org.htod.core.container.StorageMethod;
  *   <li>PL: follow the disk lists from their checkpointed heads; every block on them is free or
  *       allocated, the free ones go on the in-memory lists (§2.2). Blocks created after the
  *       checkpoint and not past the tail are not seen: they are leaked until the next coalescing.
- *   <li>PFL: follow the disk free lists and drop the blocks on them that are allocated (§2.3).
- *       Blocks freed after the checkpoint are leaked until the next coalescing.
+ *   <li>PFL: follow the disk free lists (§2.3), each up to the first block on it that is
+ *       allocated or defined after the checkpoint, whose next pointer cannot be trusted (see
+ *       {@code docs/FORMAT.md}, "Recovery, per storage method"). Blocks freed after the
+ *       checkpoint, and those behind such a block, are leaked until the next coalescing.
  * </ul>
  *
  * PL and PFL fall back to the TS scan when a list is inconsistent (an invalid header, a block in
@@ -70,6 +72,8 @@ final class HeapRecovery {
         }
         h.stamp = Math.max(h.stamp, cp.stamp) + STAMP_GAP;
         h.markDurable();
+        // A scan applied the remainder rule to every block; the lists reached only some.
+        h.uncheckedNotesBelow = r.path.equals("lists") ? h.stamp : 0;
         h.highWater = Math.max(h.highWater, h.tail);
         // The writes recovery owes (rebuilt headers, relinked lists, a checkpoint) wait for
         // Heap.finishOpen: the layers above check their structures first, and an open that fails
@@ -129,6 +133,9 @@ final class HeapRecovery {
                     + h.lists.listCount());
         }
         HeaderScanner s = new HeaderScanner(h);
+        // The walk past the tail may rebuild a remainder whose header a torn split lost; the
+        // header must then be written, or the block would be handed out with none on disk.
+        s.repair = true;
         Set<Long> seen = new HashSet<>();
         List<FreeBlock> found = new ArrayList<>();
         long skipped = 0;
@@ -155,6 +162,21 @@ final class HeapRecovery {
                             + hd.listId);
                 }
                 maxStamp = Math.max(maxStamp, hd.stamp);
+                if (h.method == StorageMethod.PFL && (hd.allocated || hd.stamp > cp.stamp)) {
+                    // A PFL chain is followed only through free blocks defined before the
+                    // checkpoint (durable, since a checkpoint is written right after a sync).
+                    // A block defined since may be a piece of a split whose write was lost, its
+                    // header valid but inside an older extent that still stands; and an
+                    // allocated block's next pointer is the chain as it was when the block was
+                    // taken, which nothing rewrites since: a coalescing relinks free blocks only,
+                    // so it may name a header a merge has swallowed, stale but valid. Either way
+                    // the rest of the chain is left for the next coalescing scan to reclaim.
+                    if (hd.allocated) {
+                        skipped++;
+                        allocatedOnLists += hd.size;
+                    }
+                    break;
+                }
                 if (hd.allocated) {
                     skipped++;
                     allocatedOnLists += hd.size;
@@ -199,6 +221,6 @@ final class HeapRecovery {
             h.allocatedCount = 0;
         }
         h.stamp = walkStamp[0];
-        return new Result("lists", s.headersRead, s.bytesRead, skipped, 0, walked[0]);
+        return new Result("lists", s.headersRead, s.bytesRead, skipped, s.repaired, walked[0]);
     }
 }
