@@ -217,9 +217,20 @@ public final class HtodStore implements AutoCloseable {
      * is checked; readers do not.
      */
     public VerifyReport verify() {
+        return verify(Progress.NONE);
+    }
+
+    /**
+     * {@link #verify()}, telling {@code progress} of the blocks checked so far, of an estimate of
+     * the total: each block header the heap's check reads, then each block a map's walk reaches
+     * and each allocated block the sweep for leaks visits.
+     */
+    public VerifyReport verify(Progress progress) {
+        Objects.requireNonNull(progress, "progress");
         ensureOpen();
         try {
-            TableVerifyReport r = layer != null ? layer.verify() : tables.verify(true);
+            TableVerifyReport r = layer != null ? layer.verify(progress::step)
+                    : tables.verify(true, h -> false, progress::step);
             return new VerifyReport(r.tables(), r.entries(), r.reachedBlocks(), r.allocatedBlocks(), List.of());
         } catch (CorruptStoreException e) {
             return new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));
