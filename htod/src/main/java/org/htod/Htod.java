@@ -105,7 +105,7 @@ public final class Htod {
      */
     public static CopyReport compact(Path path, Progress progress) {
         Objects.requireNonNull(path, "path");
-        return StoreOps.compact(path, Objects.requireNonNull(progress, "progress"));
+        return StoreOps.compact(path, Objects.requireNonNull(progress, "progress"), StoreOps.FILES);
     }
 
     /**
@@ -118,19 +118,7 @@ public final class Htod {
     public static CopyReport copy(Path source, Path target, Progress progress) {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(progress, "progress");
-        StoreOps.refuseExisting(target);
-        try (HtodStore s = builder(source).createIfMissing(false).modeAsStored(true).open()) {
-            Path tmp = StoreOps.temporary(target);
-            try {
-                long[] n = StoreOps.copyInto(s, tmp, progress, false);
-                StoreOps.publish(tmp, target, false);
-                return new CopyReport(target, (int) n[1], n[0], StoreOps.size(source), StoreOps.size(target), "walk", 0,
-                        -1, null);
-            } catch (RuntimeException e) {
-                StoreOps.deleteQuietly(tmp, e);
-                throw e;
-            }
-        }
+        return StoreOps.copy(source, target, progress, StoreOps.FILES);
     }
 
     /**
