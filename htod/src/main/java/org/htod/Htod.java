@@ -76,8 +76,18 @@ public final class Htod {
      * @throws org.htod.core.StoreLockedException if a store has the file open
      */
     public static VerifyReport verify(Path path) {
+        return verify(path, Progress.NONE);
+    }
+
+    /**
+     * {@link #verify(Path)}, telling {@code progress} how far the check has got (see {@link
+     * HtodStore#verify(Progress)}); to follow the open's recovery too, open the store with {@link
+     * Builder#progress} and verify it.
+     */
+    public static VerifyReport verify(Path path, Progress progress) {
+        Objects.requireNonNull(progress, "progress");
         try (HtodStore store = builder(path).createIfMissing(false).open()) {
-            return store.verify();
+            return store.verify(progress);
         } catch (CorruptStoreException e) {
             return new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));
         }
@@ -95,7 +105,7 @@ public final class Htod {
      */
     public static CopyReport compact(Path path, Progress progress) {
         Objects.requireNonNull(path, "path");
-        return StoreOps.compact(path, Objects.requireNonNull(progress, "progress"));
+        return StoreOps.compact(path, Objects.requireNonNull(progress, "progress"), StoreOps.FILES);
     }
 
     /**
@@ -108,19 +118,7 @@ public final class Htod {
     public static CopyReport copy(Path source, Path target, Progress progress) {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(progress, "progress");
-        StoreOps.refuseExisting(target);
-        try (HtodStore s = builder(source).createIfMissing(false).modeAsStored(true).open()) {
-            Path tmp = StoreOps.temporary(target);
-            try {
-                long[] n = StoreOps.copyInto(s, tmp, progress, false);
-                StoreOps.publish(tmp, target, false);
-                return new CopyReport(target, (int) n[1], n[0], StoreOps.size(source), StoreOps.size(target), "walk", 0,
-                        -1, null);
-            } catch (RuntimeException e) {
-                StoreOps.deleteQuietly(tmp, e);
-                throw e;
-            }
-        }
+        return StoreOps.copy(source, target, progress, StoreOps.FILES);
     }
 
     /**
@@ -171,6 +169,7 @@ public final class Htod {
         private long bufferSize = Math.max(1L << 20, Math.min(DEFAULT_BUFFER_SIZE, Runtime.getRuntime().maxMemory() / 8));
         private int installBatch = 4096;
         private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
+        private Progress progress = Progress.NONE;
 
         private Builder(String where, DeviceOpener opener) {
             this.where = where;
@@ -321,6 +320,18 @@ public final class Htod {
             return this;
         }
 
+        /**
+         * Told how far the long parts of {@link #open()} have got, on the opening thread: after an
+         * unclean shutdown, in log mode the bytes of the log replayed (of the log region's size, an
+         * upper bound); in direct mode the blocks the heap's recovery scans and the tables'
+         * recovery then meets (its walks and its sweep). A clean open reports nothing. Default
+         * {@link Progress#NONE}.
+         */
+        public Builder progress(Progress progress) {
+            this.progress = Objects.requireNonNull(progress, "progress");
+            return this;
+        }
+
         /** The clock entry expiry is measured by; default the system clock. */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
@@ -353,7 +364,8 @@ public final class Htod {
                             doublingMinBatch);
                     WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
                             bufferSize, Math.max(1, syncInterval.toMillis()), installBatch);
-                    return new HtodStore(LoggedOpen.open(device, createIfMissing, cfg, topts, wopts, c::millis),
+                    return new HtodStore(LoggedOpen.open(device, createIfMissing, cfg, topts, wopts, c::millis,
+                            progress::step),
                             durability, clock, device);
                 } catch (RuntimeException e) {
                     device.close(); // an open that failed before it began has written nothing
@@ -368,7 +380,7 @@ public final class Htod {
                     }
                     storage = Storage.create(device, cfg);
                 } else {
-                    storage = Storage.prepare(device);
+                    storage = Storage.prepare(device, progress::step);
                     if (storage.superblock().log().active()) {
                         // Its latest changes may live in the log only, and its heap is described by
                         // the log's checkpoint, not by block headers: direct mode would lose the
@@ -385,7 +397,7 @@ public final class Htod {
             try {
                 Clock c = clock;
                 tables = TableStore.open(storage, new TableOptions(durability == Durability.SYNC, c::millis,
-                        loadPermille, cacheSize, maxPendingLinks, doublingMinBatch));
+                        loadPermille, cacheSize, maxPendingLinks, doublingMinBatch), progress::step);
             } catch (RuntimeException e) {
                 // Not storage.close(): that would mark the store clean and skip the tables' recovery
                 // next time. An open that failed before the storage began has written nothing.

@@ -217,9 +217,20 @@ public final class HtodStore implements AutoCloseable {
      * is checked; readers do not.
      */
     public VerifyReport verify() {
+        return verify(Progress.NONE);
+    }
+
+    /**
+     * {@link #verify()}, telling {@code progress} of the blocks checked so far, of an estimate of
+     * the total: each block header the heap's check reads, then each block a map's walk reaches
+     * and each allocated block the sweep for leaks visits.
+     */
+    public VerifyReport verify(Progress progress) {
+        Objects.requireNonNull(progress, "progress");
         ensureOpen();
         try {
-            TableVerifyReport r = layer != null ? layer.verify() : tables.verify(true);
+            TableVerifyReport r = layer != null ? layer.verify(progress::step)
+                    : tables.verify(true, h -> false, progress::step);
             return new VerifyReport(r.tables(), r.entries(), r.reachedBlocks(), r.allocatedBlocks(), List.of());
         } catch (CorruptStoreException e) {
             return new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));
@@ -281,6 +292,12 @@ public final class HtodStore implements AutoCloseable {
      * @throws HtodException if {@code target} exists, or the copy cannot be written
      */
     public CopyReport copyTo(java.nio.file.Path target, Progress progress) {
+        return copyTo(target, progress, StoreOps.FILES);
+    }
+
+    /** {@link #copyTo(java.nio.file.Path, Progress)}, writing the copy's file as {@code files} opens it. */
+    CopyReport copyTo(java.nio.file.Path target, Progress progress,
+            java.util.function.Function<java.nio.file.Path, org.htod.core.device.BlockDevice> files) {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(progress, "progress");
         ensureOpen();
@@ -291,7 +308,7 @@ public final class HtodStore implements AutoCloseable {
         StoreOps.refuseExisting(target);
         java.nio.file.Path tmp = StoreOps.temporary(target);
         try {
-            long[] n = StoreOps.copyInto(this, tmp, progress, true);
+            long[] n = StoreOps.copyInto(this, tmp, progress, true, files);
             StoreOps.publish(tmp, target, false);
             return new CopyReport(target, (int) n[1], n[0], device.size(), StoreOps.size(target), "snapshot", 0, -1, null);
         } catch (RuntimeException e) {

@@ -12,12 +12,15 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.concurrent.ThreadLocalRandom;
 import org.htod.core.HtodException;
 import org.htod.core.HtodIOException;
 import org.htod.core.NotAStoreException;
+import org.htod.core.StoreFullException;
 import org.htod.core.container.Container;
 import org.htod.core.container.Superblock;
+import org.htod.core.device.BlockDevice;
 import org.htod.core.device.FileDevice;
 import org.htod.table.EntryScanner;
 
@@ -30,11 +33,22 @@ import org.htod.table.EntryScanner;
 final class StoreOps {
     private static final System.Logger LOG = System.getLogger(StoreOps.class.getName());
 
+    /**
+     * How the file of a store being written (a copy, a compaction) is opened: as a file, or, in
+     * tests, as a file whose disk fills up. Passed down, not kept anywhere, so that a test's disk
+     * never reaches another store.
+     */
+    static final Function<Path, BlockDevice> FILES = FileDevice::open;
+
     private StoreOps() {}
 
     /** A builder for a new store laid out as {@code sb} says (method, grain, allocator parameters, log size). */
     static Htod.Builder like(Path path, Superblock sb) {
-        return Htod.builder(path).storageMethod(StorageMethod.valueOf(sb.storageMethod().name())).grain(sb.grain())
+        return like(Htod.builder(path), sb);
+    }
+
+    private static Htod.Builder like(Htod.Builder b, Superblock sb) {
+        return b.storageMethod(StorageMethod.valueOf(sb.storageMethod().name())).grain(sb.grain())
                 .maxQuickList(sb.maxQuickList()).acceptableWaste(sb.acceptableWaste()).obaThreshold(sb.obaThreshold())
                 .logSize(sb.logSize()).heapCapacity(sb.heapCapacity()).durability(Durability.NONE);
     }
@@ -94,9 +108,25 @@ final class StoreOps {
      * Writes every entry of {@code source} into a new store at {@code tmp}, laid out like it,
      * closes it cleanly and checks it with the verifier. Returns the entries and maps written.
      */
-    static long[] copyInto(HtodStore source, Path tmp, Progress progress, boolean frozen) {
+    static long[] copyInto(HtodStore source, Path tmp, Progress progress, boolean frozen,
+            Function<Path, BlockDevice> files) {
         Superblock sb = source.storage().superblock();
-        try (HtodStore out = like(tmp, sb).open()) {
+        BlockDevice dev = files.apply(tmp);
+        try {
+            return copyInto(source, dev, tmp, sb, progress, frozen);
+        } catch (StoreFullException e) {
+            throw new StoreFullException("the disk is full: cannot write the copy of " + source.device().name() + " into "
+                    + tmp + ", which is removed (" + e.getMessage() + ")", e);
+        } finally {
+            // A close that failed (the disk full as it wrote its last state) leaves the device
+            // open; the file is about to be removed, so it is closed here whatever happened.
+            dev.close();
+        }
+    }
+
+    private static long[] copyInto(HtodStore source, BlockDevice dev, Path tmp, Superblock sb, Progress progress,
+            boolean frozen) {
+        try (HtodStore out = like(Htod.builder(dev), sb).open()) {
             StoreCopier copier = new StoreCopier(out, System.currentTimeMillis());
             long[] total = {-1};
             long[] done = {0};
@@ -122,12 +152,12 @@ final class StoreOps {
         }
     }
 
-    static CopyReport compact(Path path, Progress progress) {
+    static CopyReport compact(Path path, Progress progress, Function<Path, BlockDevice> files) {
         long before = size(path);
         HtodStore source = Htod.builder(path).createIfMissing(false).modeAsStored(true).open();
         Path tmp = temporary(path);
         try {
-            long[] n = copyInto(source, tmp, progress, false);
+            long[] n = copyInto(source, tmp, progress, false, files);
             // Renamed while the source is still open and locked, so that no other opening can
             // write to the file being replaced; closing it afterwards writes to the old file only.
             publish(tmp, path, true);
@@ -141,6 +171,22 @@ final class StoreOps {
                 e.addSuppressed(again);
             }
             throw e;
+        }
+    }
+
+    /** {@link Htod#copy}, writing the copy's file as {@code files} opens it. */
+    static CopyReport copy(Path source, Path target, Progress progress, Function<Path, BlockDevice> files) {
+        refuseExisting(target);
+        try (HtodStore s = Htod.builder(source).createIfMissing(false).modeAsStored(true).open()) {
+            Path tmp = temporary(target);
+            try {
+                long[] n = copyInto(s, tmp, progress, false, files);
+                publish(tmp, target, false);
+                return new CopyReport(target, (int) n[1], n[0], size(source), size(target), "walk", 0, -1, null);
+            } catch (RuntimeException e) {
+                deleteQuietly(tmp, e);
+                throw e;
+            }
         }
     }
 
@@ -163,7 +209,7 @@ final class StoreOps {
                 }
                 Path tmp = temporary(target);
                 try {
-                    long[] n = copyInto(s, tmp, progress, false);
+                    long[] n = copyInto(s, tmp, progress, false, FILES);
                     publish(tmp, target, false);
                     return new CopyReport(target, (int) n[1], n[0], before, size(target), "walk", 0, -1, null);
                 } catch (RuntimeException e) {

@@ -37,7 +37,12 @@ final class ImportCommand implements Callable<Integer> {
         }
         long lines = check();
         long n = 0;
-        try (HtodStore s = Htod.builder(store).modeAsStored(true).durability(Durability.NONE).open();
+        HtodStore opened;
+        try (Bar recovering = Bar.of("recover", "", quiet)) {
+            // A store that was not closed cleanly recovers first, which can take a while.
+            opened = Htod.builder(store).modeAsStored(true).durability(Durability.NONE).progress(recovering).open();
+        }
+        try (HtodStore s = opened;
                 BufferedReader r = Files.newBufferedReader(source, StandardCharsets.UTF_8);
                 Bar bar = Bar.of("import", "entries", quiet)) {
             String line;

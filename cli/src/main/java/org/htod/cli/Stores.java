@@ -11,9 +11,20 @@ import org.htod.core.NotAStoreException;
 final class Stores {
     private Stores() {}
 
+    /** Opens the store; a recovery, if it needs one, shows a progress bar on a terminal. */
     static HtodStore open(Path path) {
+        return open(path, false);
+    }
+
+    /** {@link #open(Path)}; {@code quiet} keeps the recovery's bar off. */
+    static HtodStore open(Path path, boolean quiet) {
         mustExist(path);
-        return Htod.builder(path).createIfMissing(false).modeAsStored(true).durability(Durability.SYNC).open();
+        // After an unclean shutdown an open replays the log or walks the whole store, which can
+        // take a while; a clean open reports nothing, so no bar appears.
+        try (Bar bar = Bar.of("recover", "", quiet)) {
+            return Htod.builder(path).createIfMissing(false).modeAsStored(true).durability(Durability.SYNC)
+                    .progress(bar).open();
+        }
     }
 
     static void mustExist(Path path) {

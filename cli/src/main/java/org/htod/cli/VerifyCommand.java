@@ -9,6 +9,7 @@ import org.htod.VerifyReport;
 import org.htod.core.CorruptStoreException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -18,6 +19,9 @@ final class VerifyCommand implements Callable<Integer> {
     @Parameters(index = "0", description = "the store file")
     Path store;
 
+    @Option(names = "--quiet", description = "no progress bar")
+    boolean quiet;
+
     @Spec
     CommandSpec spec;
 
@@ -25,8 +29,8 @@ final class VerifyCommand implements Callable<Integer> {
     public Integer call() {
         VerifyReport r;
         Stores.mustExist(store);
-        try (HtodStore s = Stores.open(store)) {
-            r = s.verify();
+        try (HtodStore s = Stores.open(store, quiet); Bar bar = Bar.of("verify", "blocks", quiet)) {
+            r = s.verify(bar);
         } catch (CorruptStoreException e) {
             // Damage that stops the open is a finding of verify, not a failure of the tool.
             r = new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));

@@ -357,6 +357,21 @@ class CliTest {
         return -1;
     }
 
+    /**
+     * A full disk during a compaction or a copy (the library's CopyDiskFullTest makes one) reaches
+     * the tool as a StoreFullException, possibly wrapped: exit 7, and one line naming the file.
+     */
+    @Test
+    void aFullDiskHasItsOwnExitCodeAndOneLine() {
+        org.htod.core.StoreFullException full = new org.htod.core.StoreFullException("the disk is full: cannot write the"
+                + " copy of /data/s.htod into /data/s.htod.partial-1f, which is removed (write of 4096 bytes at offset 9"
+                + " on /data/s.htod.partial-1f failed: the disk is full)", new IOException("No space left on device"));
+        assertEquals(7, Exit.of(full).code);
+        assertEquals(7, Exit.of(new RuntimeException("while compacting", full)).code, "found among the causes");
+        assertEquals(full.getMessage(), Exit.message(full));
+        assertEquals(8, Exit.of(new IOException("Input/output error")).code, "an I/O error is another kind");
+    }
+
     static void delete(Path p) throws IOException {
         Files.deleteIfExists(p);
     }

@@ -40,9 +40,8 @@ class TerminalProgressTest {
         return p.exitValue();
     }
 
-    @Test
-    void barOnATerminalOnly() throws Exception {
-        assumeTrue(has("tmux"), "tmux is not installed");
+    /** A store of 20,000 entries, closed. */
+    private Path store() {
         Path store = dir.resolve("t.htod");
         try (HtodStore s = Htod.builder(store).logSize(1 << 20).durability(Durability.NONE).open()) {
             HtodMap<Integer, String> m = s.map("m", Codec.ints(), Codec.string());
@@ -50,30 +49,63 @@ class TerminalProgressTest {
                 m.put(i, "value " + i);
             }
         }
+        return store;
+    }
+
+    /** What a 160 by 10 tmux pane shows once {@code htod <command> <store>} has run in it. */
+    private String pane(String command, Path store) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String cp = System.getProperty("java.class.path");
-        Path screen = dir.resolve("screen.txt");
-        Path done = dir.resolve("done");
-        String socket = "htod-test-" + ProcessHandle.current().pid();
-        String cmd = "'" + java + "' -cp '" + cp + "' org.htod.cli.Main compact '" + store + "'; touch '" + done + "'; sleep 30";
+        Path screen = dir.resolve("screen-" + command + ".txt");
+        Path done = dir.resolve("done-" + command);
+        String socket = "htod-test-" + ProcessHandle.current().pid() + "-" + command;
+        String cmd = "'" + java + "' -cp '" + cp + "' org.htod.cli.Main " + command + " '" + store + "'; touch '" + done
+                + "'; sleep 30";
         try {
             assertEquals(0, sh("tmux", "-L", socket, "new-session", "-d", "-x", "160", "-y", "10", cmd));
             for (int i = 0; i < 600 && !Files.exists(done); i++) {
                 Thread.sleep(100);
             }
-            assertTrue(Files.exists(done), "the compact in tmux finished");
+            assertTrue(Files.exists(done), "the " + command + " in tmux finished");
             assertEquals(0, sh("sh", "-c", "tmux -L " + socket + " capture-pane -p > '" + screen + "'"));
         } finally {
             sh("tmux", "-L", socket, "kill-server");
         }
-        String pane = Files.readString(screen);
+        return Files.readString(screen);
+    }
+
+    /** What {@code htod <command> <store>} prints into a pipe, stdout and stderr together; it must exit 0. */
+    private static String piped(String command, Path store) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String cp = System.getProperty("java.class.path");
+        Process p = new ProcessBuilder(List.of(java, "-cp", cp, "org.htod.cli.Main", command, store.toString()))
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertEquals(0, p.waitFor(), out);
+        return out;
+    }
+
+    @Test
+    void barOnATerminalOnly() throws Exception {
+        assumeTrue(has("tmux"), "tmux is not installed");
+        Path store = store();
+        String pane = pane("compact", store);
         assertTrue(pane.contains("compact") && pane.contains("100%"), "the pane shows a finished bar:\n" + pane);
         // Into a pipe: no bar, only the result line.
-        Process p = new ProcessBuilder(List.of(java, "-cp", cp, "org.htod.cli.Main", "compact", store.toString()))
-                .redirectErrorStream(true).start();
-        String piped = new String(p.getInputStream().readAllBytes());
-        assertEquals(0, p.waitFor());
+        String piped = piped("compact", store);
         assertTrue(!piped.contains("%") && piped.contains("bytes before"), piped);
         assertTrue(new File(store.toString()).length() > 0);
+    }
+
+    @Test
+    void verifyShowsItsBarOnATerminalOnly() throws Exception {
+        assumeTrue(has("tmux"), "tmux is not installed");
+        Path store = store();
+        String pane = pane("verify", store);
+        assertTrue(pane.contains("verify") && pane.contains("100%") && pane.contains("blocks"),
+                "the pane shows a finished bar of blocks:\n" + pane);
+        assertTrue(pane.contains("sound"), pane);
+        String piped = piped("verify", store);
+        assertTrue(!piped.contains("%") && piped.contains("sound"), piped);
     }
 }

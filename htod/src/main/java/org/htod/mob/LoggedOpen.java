@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
 import org.htod.core.CorruptStoreException;
+import org.htod.core.StepListener;
 import org.htod.core.alloc.Heap;
 import org.htod.core.alloc.HeapReplay;
 import org.htod.core.container.Container;
@@ -58,6 +59,16 @@ public final class LoggedOpen {
 
     public static Opened open(BlockDevice dev, boolean create, ContainerConfig cfg, TableOptions topts,
             WriteLayer.Options wopts, LongSupplier clock) {
+        return open(dev, create, cfg, topts, wopts, clock, StepListener.NONE);
+    }
+
+    /**
+     * {@link #open(BlockDevice, boolean, ContainerConfig, TableOptions, WriteLayer.Options,
+     * LongSupplier)}, telling {@code progress} how far a recovery has got: the log's bytes read
+     * when the log is replayed, the blocks met when a store last opened in direct mode recovers.
+     */
+    public static Opened open(BlockDevice dev, boolean create, ContainerConfig cfg, TableOptions topts,
+            WriteLayer.Options wopts, LongSupplier clock, StepListener progress) {
         long t0 = System.nanoTime();
         if (dev.size() == 0 && cfg.logSize() < MIN_LOG) {
             throw new IllegalArgumentException("log mode needs a log region of at least " + MIN_LOG + " bytes, and "
@@ -78,12 +89,11 @@ public final class LoggedOpen {
                     + " log mode (at least " + MIN_LOG + "): open it in direct mode");
         }
         if (sb.rootCatalog() == 0 || !sb.log().active()) {
-            Storage s = Storage.prepare(dev); // reads the superblock again, as direct mode opens
-            
-            TableStore direct = TableStore.open(s, topts);
+            Storage s = Storage.prepare(dev, progress); // reads the superblock again, as direct mode opens
+            TableStore direct = TableStore.open(s, topts, progress);
             return convert(s, direct, topts, wopts, clock, t0, direct.recovery() == null ? "direct-clean" : "direct-recovery");
         }
-        return restore(dev, c, sb, topts, wopts, clock, t0);
+        return restore(dev, c, sb, topts, wopts, clock, t0, progress);
     }
 
     /** A store opened in direct mode starts its log: the tables' states carried over, then a first checkpoint. */
@@ -129,7 +139,7 @@ public final class LoggedOpen {
     private record Logged(long lsn, List<DataRecord.Op> ops) {}
 
     private static Opened restore(BlockDevice dev, Container c, Superblock sb, TableOptions topts,
-            WriteLayer.Options wopts, LongSupplier clock, long t0) {
+            WriteLayer.Options wopts, LongSupplier clock, long t0, StepListener progress) {
         String name = dev.name();
         if (sb.snapshotOffset() == 0 || sb.snapshotLength() <= 0) {
             throw new CorruptStoreException(name + ": the superblock says the log is active but names no checkpoint",
@@ -167,7 +177,14 @@ public final class LoggedOpen {
             stop = "closed cleanly at position " + end;
         } else {
             LogReader r = new LogReader(dev, sb.logOffset(), sb.logSize(), start, 0);
+            long records = 0;
             for (Records.Record rec = r.next(); rec != null; rec = r.next()) {
+                // Bytes of the log past its start, of the region's size: where it ends is unknown
+                // until a record fails to be read, and it is at most the region away. (Not the
+                // reader's bytes read: it reads ahead in large windows.)
+                if ((++records & 255) == 0) {
+                    progress.step(r.position() - start, sb.logSize());
+                }
                 if (rec.type() == DataRecord.TYPE) {
                     data.add(new Logged(rec.lsn(), DataRecord.decode(rec.payload(), rec.lsn(), name)));
                 } else if (rec.type() == InstallRecord.TYPE) {
@@ -183,6 +200,7 @@ public final class LoggedOpen {
             lastEpoch = Math.max(lastEpoch, r.epoch());
             bytesRead = r.bytesRead();
             stop = "ends at position " + end + ": " + r.stopReason();
+            progress.step(end - start, end - start);
         }
 
         // Redo the installs after the checkpoint: the heap's allocations and frees, the tables'

@@ -811,6 +811,11 @@ public final class WriteLayer {
      * changes are in memory and the log, not yet in the tables; the verifier checks what is.
      */
     public org.htod.table.TableVerifyReport verify() {
+        return verify(org.htod.core.StepListener.NONE);
+    }
+
+    /** {@link #verify()}, telling {@code progress} of the blocks the verifier meets. */
+    public org.htod.table.TableVerifyReport verify(org.htod.core.StepListener progress) {
         ensureOpen();
         install.lock();
         try {
@@ -819,7 +824,7 @@ public final class WriteLayer {
             // The headers say the tables' states as of the last checkpoint; the verifier compares
             // them with memory, so they are written now (log mode's recovery reads only their ids).
             tables.writeHeaders();
-            return tables.verify(true, h -> h == cp || heldBlocks.contains(h));
+            return tables.verify(true, h -> h == cp || heldBlocks.contains(h), progress);
         } finally {
             install.unlock();
         }

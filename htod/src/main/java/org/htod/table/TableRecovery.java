@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.htod.core.CorruptStoreException;
+import org.htod.core.StepListener;
 import org.htod.core.alloc.Heap;
 
 /**
@@ -41,10 +42,14 @@ import org.htod.core.alloc.Heap;
 public final class TableRecovery {
     private TableRecovery() {}
 
-    static TableRecoveryReport run(TableStore ts) {
+    static TableRecoveryReport run(TableStore ts, StepListener progress) {
         long t0 = System.nanoTime();
         Heap heap = ts.heap();
-        Marks marks = new Marks(heap);
+        // Progress in blocks, after the heap's recovery's headers: each allocated block is met
+        // about twice, once reached by a walk and once by the sweep.
+        long base = ts.storage().recoveryReport().headersRead();
+        long allocated = heap.stats().allocatedBlocks();
+        Marks marks = new Marks(heap, progress, base, allocated > 0 ? base + 2 * allocated : -1);
         long[] freed = {0};
         long relinked = 0;
         long repaired = 0;
@@ -79,6 +84,7 @@ public final class TableRecovery {
         List<Long> leaks = new ArrayList<>();
         sweep(heap, marks, tablesRepairing, leaks);
         repairing.addAll(tablesRepairing);
+        marks.finish();
         ts.storage().begin(); // the heap's own recovery writes, then the store marked open
 
         List<Walk> all = new ArrayList<>(walks);
@@ -255,6 +261,7 @@ public final class TableRecovery {
             byId.put(w.t.tableId, w);
         }
         heap.forEachAllocated((handle, length) -> {
+            marks.tick();
             if (marks.marked(handle)) {
                 return;
             }
@@ -344,9 +351,21 @@ public final class TableRecovery {
         private final long start;
         private final long grains;
         private final long[] bits;
+        /** Told every {@link StepListener#EVERY} blocks marked or visited, after {@code base}, of {@code total}. */
+        private final StepListener progress;
+        private final long base;
+        private final long total;
+        private long ticks;
 
         Marks(Heap heap) {
+            this(heap, StepListener.NONE, 0, -1);
+        }
+
+        Marks(Heap heap, StepListener progress, long base, long total) {
             this.heap = heap;
+            this.progress = progress;
+            this.base = base;
+            this.total = total;
             this.start = heap.firstBlock();
             this.grains = Math.max(0, (heap.tail() - start) / heap.grain());
             if (grains > (long) Integer.MAX_VALUE * 64) {
@@ -365,7 +384,25 @@ public final class TableRecovery {
             return i;
         }
 
+        /** One block met, for the progress: a mask test per block, a call every few thousand. */
+        void tick() {
+            if ((++ticks & (StepListener.EVERY - 1)) == 0) {
+                progress.step(base + ticks, total < 0 ? -1 : Math.max(total, base + ticks));
+            }
+        }
+
+        /** The last report: every block met, the work done. */
+        void finish() {
+            progress.step(base + ticks, base + ticks);
+        }
+
+        /** Blocks met so far, after the base. */
+        long ticks() {
+            return ticks;
+        }
+
         void mark(long handle) {
+            tick();
             long i = index(handle);
             bits[(int) (i >>> 6)] |= 1L << (i & 63);
         }

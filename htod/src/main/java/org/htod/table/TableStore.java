@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.htod.core.CorruptStoreException;
+import org.htod.core.StepListener;
 import org.htod.core.StoreClosedException;
 import org.htod.core.alloc.Heap;
 import org.htod.core.storage.Storage;
@@ -36,7 +37,8 @@ public final class TableStore implements AutoCloseable {
     private volatile boolean closed;
 
     private TableStore(Storage storage, TableOptions options, Installer installer,
-            List<InstallRecord.LinkWrite> recoveredLinks, Map<Long, InstallRecord.TableState> restored) {
+            List<InstallRecord.LinkWrite> recoveredLinks, Map<Long, InstallRecord.TableState> restored,
+            StepListener progress) {
         this.storage = storage;
         this.heap = storage.heap();
         this.gate = new SyncGate(heap, new EntryCache(options.entryCacheBytes()), new SlotCache(options.slotCacheBytes()),
@@ -77,7 +79,7 @@ public final class TableStore implements AutoCloseable {
             storage.begin();
             this.recovery = null;
         } else {
-            this.recovery = TableRecovery.run(this); // begins the storage once its walks succeed
+            this.recovery = TableRecovery.run(this, progress); // begins the storage once its walks succeed
         }
     }
 
@@ -100,7 +102,12 @@ public final class TableStore implements AutoCloseable {
 
     /** Opens the tables of {@code storage} in direct mode, creating the catalog if it has none. */
     public static TableStore open(Storage storage, TableOptions options) {
-        return new TableStore(storage, options, null, List.of(), Map.of());
+        return open(storage, options, StepListener.NONE);
+    }
+
+    /** {@link #open(Storage, TableOptions)}, telling {@code progress} of the blocks a recovery's walks and sweep meet. */
+    public static TableStore open(Storage storage, TableOptions options, StepListener progress) {
+        return new TableStore(storage, options, null, List.of(), Map.of(), progress);
     }
 
     /**
@@ -110,7 +117,7 @@ public final class TableStore implements AutoCloseable {
      */
     public static TableStore openLogged(Storage storage, TableOptions options, Installer installer,
             List<InstallRecord.LinkWrite> recoveredLinks, Map<Long, InstallRecord.TableState> restored) {
-        return new TableStore(storage, options, installer, recoveredLinks, restored);
+        return new TableStore(storage, options, installer, recoveredLinks, restored, StepListener.NONE);
     }
 
     /** Log mode, once the open may write: the links the log recorded, written in place. */
@@ -314,8 +321,14 @@ public final class TableStore implements AutoCloseable {
 
     /** {@link #verify(boolean)}, with blocks outside the tables that a layer above accounts for. */
     public TableVerifyReport verify(boolean checkLeaks, java.util.function.LongPredicate alsoReached) {
+        return verify(checkLeaks, alsoReached, StepListener.NONE);
+    }
+
+    /** {@link #verify(boolean, java.util.function.LongPredicate)}, telling {@code progress} of the blocks met. */
+    public TableVerifyReport verify(boolean checkLeaks, java.util.function.LongPredicate alsoReached,
+            StepListener progress) {
         ensureOpen();
-        return TableVerifier.verify(this, checkLeaks, alsoReached);
+        return TableVerifier.verify(this, checkLeaks, alsoReached, progress);
     }
 
     /** The entry cache's hits and misses since the store opened. */

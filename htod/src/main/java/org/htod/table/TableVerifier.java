@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
 import org.htod.core.CorruptStoreException;
+import org.htod.core.StepListener;
 import org.htod.core.alloc.Heap;
 
 /**
@@ -26,15 +27,22 @@ public final class TableVerifier {
     private TableVerifier() {}
 
     static TableVerifyReport verify(TableStore ts, boolean checkLeaks) {
-        return verify(ts, checkLeaks, h -> false);
+        return verify(ts, checkLeaks, h -> false, StepListener.NONE);
     }
 
-    /** {@link #verify(TableStore, boolean)}, counting the blocks {@code alsoReached} accepts as reached (log mode's checkpoint). */
-    static TableVerifyReport verify(TableStore ts, boolean checkLeaks, java.util.function.LongPredicate alsoReached) {
+    /**
+     * {@link #verify(TableStore, boolean)}, counting the blocks {@code alsoReached} accepts as
+     * reached (log mode's checkpoint), and telling {@code progress} of the blocks met: each header
+     * the heap's check reads, then each block a walk reaches and each the sweep visits.
+     */
+    static TableVerifyReport verify(TableStore ts, boolean checkLeaks, java.util.function.LongPredicate alsoReached,
+            StepListener progress) {
         Heap heap = ts.heap();
         ts.gate().sync(); // frees what waits, so that what stays allocated is what the tables hold
-        heap.verify();
-        TableRecovery.Marks marks = new TableRecovery.Marks(heap);
+        org.htod.core.alloc.HeapStats st = heap.stats();
+        long total = st.allocatedBlocks() > 0 ? st.allocatedBlocks() * 3 + st.freeBlocks() : -1;
+        long headers = heap.verify(progress, total).headersRead();
+        TableRecovery.Marks marks = new TableRecovery.Marks(heap, progress, headers, total);
         long[] reached = {0};
         long entries = 0;
         HashtableOnDisk cat = ts.catalog();
@@ -53,6 +61,7 @@ public final class TableVerifier {
         long[] allocated = {0};
         long[] leaked = {0, 0, 0}; // leaked, first leaked, accounted for outside the tables
         heap.forEachAllocated((handle, length) -> {
+            marks.tick();
             allocated[0]++;
             if (!marks.marked(handle)) {
                 if (alsoReached.test(handle)) {
@@ -72,6 +81,7 @@ public final class TableVerifier {
                     + " are reached by no table, e.g. the block at offset " + heap.address(leaked[1]) + " of "
                     + heap.blockSize(leaked[1]) + " bytes", heap.address(leaked[1]));
         }
+        marks.finish();
         return new TableVerifyReport(tables.size(), entries, reached[0], allocated[0]);
     }
 

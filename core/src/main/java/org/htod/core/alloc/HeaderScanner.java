@@ -2,6 +2,7 @@ package org.htod.core.alloc;
 
 import java.nio.ByteBuffer;
 import org.htod.core.CorruptStoreException;
+import org.htod.core.StepListener;
 
 /**
  * Walks block headers in address order, reading the device in windows so that many small blocks
@@ -21,6 +22,10 @@ final class HeaderScanner {
     long bytesRead;
     long repaired;
     boolean repair;
+    /** Told of {@link #headersRead} every {@link StepListener#EVERY} headers, plus {@link #base}, of {@link #total}. */
+    StepListener progress = StepListener.NONE;
+    long base;
+    long total = -1;
 
     HeaderScanner(Heap heap) {
         this.heap = heap;
@@ -116,7 +121,9 @@ final class HeaderScanner {
             windowStart = pos;
             bytesRead += len;
         }
-        headersRead++;
+        if ((++headersRead & (StepListener.EVERY - 1)) == 0) {
+            progress.step(base + headersRead, total);
+        }
         BlockHeader h = BlockHeader.decode(window, (int) (pos - windowStart), heap.code, heap.grain);
         lastWasLarge = h != null && h.size > SMALL_WINDOW / 16;
         return h;

@@ -238,8 +238,13 @@ public final class Heap implements AutoCloseable {
      * heap serves reads only and nothing has been written.
      */
     public static Heap prepare(BlockDevice dev, HeapOptions opt, SnapshotRef snapshot) {
+        return prepare(dev, opt, snapshot, org.htod.core.StepListener.NONE);
+    }
+
+    /** {@link #prepare(BlockDevice, HeapOptions, SnapshotRef)}, telling {@code progress} of the headers a recovery reads. */
+    public static Heap prepare(BlockDevice dev, HeapOptions opt, SnapshotRef snapshot, org.htod.core.StepListener progress) {
         Heap h = new Heap(dev, opt);
-        HeapRecovery.run(h, snapshot);
+        HeapRecovery.run(h, snapshot, progress);
         return h;
     }
 
@@ -1095,8 +1100,13 @@ public final class Heap implements AutoCloseable {
      * {@link CorruptStoreException} naming the first violation.
      */
     public HeapVerifyReport verify() {
+        return verify(org.htod.core.StepListener.NONE, -1);
+    }
+
+    /** {@link #verify()}, telling {@code progress} of the headers read so far, of {@code total} (an estimate). */
+    public HeapVerifyReport verify(org.htod.core.StepListener progress, long total) {
         ensureOpen();
-        return HeapVerifier.verify(this);
+        return HeapVerifier.verify(this, progress, total);
     }
 
     public HeapRecoveryReport recoveryReport() {

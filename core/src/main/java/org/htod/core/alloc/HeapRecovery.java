@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.htod.core.CorruptStoreException;
+import org.htod.core.StepListener;
 import org.htod.core.container.StorageMethod;
 
 /**
@@ -35,7 +36,7 @@ final class HeapRecovery {
 
     private HeapRecovery() {}
 
-    static void run(Heap h, Heap.SnapshotRef snapshot) {
+    static void run(Heap h, Heap.SnapshotRef snapshot, StepListener progress) {
         long t0 = System.nanoTime();
         String fallback = null;
         Checkpoint cp = Checkpoint.read(h.dev, h.opt.heapOffset());
@@ -61,14 +62,14 @@ final class HeapRecovery {
         Result r = null;
         if (h.method != StorageMethod.TS) {
             try {
-                r = lists(h, cp);
+                r = lists(h, cp, progress);
             } catch (ListsInconsistent e) {
                 fallback = e.getMessage();
                 reset(h);
             }
         }
         if (r == null) {
-            r = scan(h, cp);
+            r = scan(h, cp, progress);
         }
         h.stamp = Math.max(h.stamp, cp.stamp) + STAMP_GAP;
         h.markDurable();
@@ -106,8 +107,9 @@ final class HeapRecovery {
     }
 
     /** TS recovery, and the fallback of the other two: every header, then the walk past the tail checkpoint. */
-    private static Result scan(Heap h, Checkpoint cp) {
+    private static Result scan(Heap h, Checkpoint cp, StepListener progress) {
         HeaderScanner s = new HeaderScanner(h);
+        s.progress = progress;
         s.repair = true;
         long[] maxStamp = {0};
         HeaderScanner.Visitor v = (addr, hd) -> {
@@ -127,7 +129,7 @@ final class HeapRecovery {
     }
 
     /** PL/PFL recovery from the disk lists, then the walk past the tail checkpoint. */
-    private static Result lists(Heap h, Checkpoint cp) throws ListsInconsistent {
+    private static Result lists(Heap h, Checkpoint cp, StepListener progress) throws ListsInconsistent {
         if (cp.heads.length != h.lists.listCount()) {
             throw new ListsInconsistent("the checkpoint holds " + cp.heads.length + " list heads, expected "
                     + h.lists.listCount());
@@ -136,6 +138,7 @@ final class HeapRecovery {
         // The walk past the tail may rebuild a remainder whose header a torn split lost; the
         // header must then be written, or the block would be handed out with none on disk.
         s.repair = true;
+        s.progress = progress;
         Set<Long> seen = new HashSet<>();
         List<FreeBlock> found = new ArrayList<>();
         long skipped = 0;
@@ -151,7 +154,9 @@ final class HeapRecovery {
                 }
                 hb.clear();
                 h.dev.read(pos, hb);
-                s.headersRead++;
+                if ((++s.headersRead & (StepListener.EVERY - 1)) == 0) {
+                    progress.step(s.headersRead, -1);
+                }
                 s.bytesRead += BlockHeader.SIZE;
                 BlockHeader hd = BlockHeader.decode(hb, 0, h.code, h.grain);
                 if (hd == null) {

@@ -3,6 +3,7 @@ package org.htod.core.alloc;
 import java.util.HashMap;
 import java.util.Map;
 import org.htod.core.CorruptStoreException;
+import org.htod.core.StepListener;
 
 /**
  * Checks a heap against its own invariants by reading every header: blocks tile the heap from
@@ -14,9 +15,9 @@ import org.htod.core.CorruptStoreException;
 final class HeapVerifier {
     private HeapVerifier() {}
 
-    static HeapVerifyReport verify(Heap h) {
+    static HeapVerifyReport verify(Heap h, StepListener progress, long total) {
         if (h.logged()) {
-            return verifyLogged(h);
+            return verifyLogged(h, progress, total);
         }
         h.lock.lock();
         try {
@@ -28,6 +29,8 @@ final class HeapVerifier {
             }
             long[] c = new long[6]; // allocated blocks, allocated bytes, free blocks, leaked blocks, leaked bytes, requested
             HeaderScanner s = new HeaderScanner(h);
+            s.progress = progress;
+            s.total = total;
             s.scan(h.start, h.tail, (addr, hd) -> {
                 FreeBlock f = free.remove(addr);
                 if (hd.allocated) {
@@ -68,7 +71,7 @@ final class HeapVerifier {
      * each with a valid header of an allocated block (every allocation writes one whole), tiling
      * the space between the free blocks without gap or overlap; the counters must match.
      */
-    static HeapVerifyReport verifyLogged(Heap h) {
+    static HeapVerifyReport verifyLogged(Heap h, StepListener progress, long total) {
         h.lock.lock();
         try {
             java.util.TreeMap<Long, FreeBlock> free = new java.util.TreeMap<>();
@@ -78,6 +81,8 @@ final class HeapVerifier {
                 }
             }
             HeaderScanner s = new HeaderScanner(h);
+            s.progress = progress;
+            s.total = total;
             long allocated = 0;
             long allocatedBytes = 0;
             long requested = 0;

@@ -63,6 +63,11 @@ public final class Storage implements AutoCloseable {
      *     missing (a truncated file), or anything read is damaged
      */
     public static Storage prepare(BlockDevice dev) {
+        return prepare(dev, org.htod.core.StepListener.NONE);
+    }
+
+    /** {@link #prepare(BlockDevice)}, telling {@code progress} of the block headers a recovery of the heap reads. */
+    public static Storage prepare(BlockDevice dev, org.htod.core.StepListener progress) {
         Container c = Container.open(dev);
         Superblock sb = c.superblock();
         HeapOptions opt = heapOptions(sb);
@@ -78,7 +83,7 @@ public final class Storage implements AutoCloseable {
         }
         Heap.SnapshotRef snap = sb.clean() && sb.snapshotLength() > 0
                 ? new Heap.SnapshotRef(sb.snapshotOffset(), sb.snapshotLength()) : null;
-        return new Storage(c, Heap.prepare(dev, opt, snap), false);
+        return new Storage(c, Heap.prepare(dev, opt, snap, progress), false);
     }
 
     /**
