@@ -14,20 +14,19 @@ import org.htod.core.container.StorageMethod;
  * a sync: the tail may have moved back, and the checkpoint's stamp must cover every header left
  * past it. For PL and PFL it first makes a checkpoint with empty lists durable: the old lists may
  * name blocks that a merge swallows, and a crash before the relinked lists are checkpointed must
- * not bring them back (it only loses track of free space, which the next scan reclaims).
+ * not bring them back (it only loses track of free space, which the next scan reclaims). In log
+ * mode all of that is replaced by a merge in memory ({@link #mergeInMemory}).
  */
 final class Coalescer {
     private Coalescer() {}
 
     static void coalesce(Heap h) {
+        if (h.logged()) {
+            mergeInMemory(h);
+            return;
+        }
         h.dev.sync();
         h.markDurable();
-        // Never in log mode (see Heap.coalesce): its frees write nothing, so the headers on disk
-        // still say allocated for blocks freed since, and rebuilding the lists from them, as PL
-        // and PFL do below, made every such block allocated again, and reached by no table.
-        if (h.logged()) {
-            throw new IllegalStateException("a heap in log mode does not coalesce");
-        }
         boolean diskLists = h.method != StorageMethod.TS;
         if (diskLists) {
             reclaimByScan(h);
@@ -76,6 +75,54 @@ final class Coalescer {
         h.writeCheckpoint();
         h.dev.sync();
         h.markDurable();
+    }
+
+    /**
+     * Log mode: the allocator's state in memory is the truth, and the log recovers it (a
+     * checkpoint's snapshot, then the allocations and frees recorded since, replayed over free
+     * extents by address, so that an allocation may span what were several free blocks in the
+     * snapshot: {@link HeapReplay#claim}). So a merge is made in memory only, and writes nothing:
+     * not a header (log-mode recovery reads none, and every allocation writes its block's whole
+     * header), not the lists (log mode keeps none on disk), not a tail checkpoint. What must not
+     * happen is what the direct path does first: rebuilding the lists from the headers on disk,
+     * which in log mode still say allocated for every block freed since (its frees write nothing).
+     */
+    private static void mergeInMemory(Heap h) {
+        List<FreeBlock> free = h.lists.all();
+        free.sort(Comparator.comparingLong(b -> b.addr));
+        h.lists.clear();
+        Arrays.fill(h.chainHeads, null);
+        int i = 0;
+        while (i < free.size()) {
+            FreeBlock first = free.get(i);
+            long endOfRun = first.addr + first.size;
+            int j = i + 1;
+            while (j < free.size() && free.get(j).addr == endOfRun) {
+                endOfRun += free.get(j).size;
+                j++;
+            }
+            if (j - i > 1 || endOfRun == h.tail) {
+                // What was recorded of these extents no longer names a block: a reuse of the
+                // merged block must write a header of its own (log mode writes whole headers).
+                for (int k = i; k < j; k++) {
+                    h.fresh.remove(free.get(k).addr);
+                }
+            }
+            if (endOfRun == h.tail) {
+                h.tail = first.addr;
+            } else {
+                long size = endOfRun - first.addr;
+                FreeBlock b = j - i == 1 ? first
+                        : new FreeBlock(first.addr, size, ++h.stamp,
+                                h.method == StorageMethod.TS ? BlockHeader.NO_LIST : h.lists.listOf(size), 0);
+                if (h.method == StorageMethod.PFL) {
+                    h.chainPush(b);
+                }
+                h.lists.add(b);
+            }
+            i = j;
+        }
+        h.coalesces++;
     }
 
     /**
