@@ -59,7 +59,7 @@ public final class Htod {
      */
     public static Builder builder(Path path) {
         Objects.requireNonNull(path, "path");
-        return new Builder(path.toString(), createIfMissing -> {
+        return new Builder(path.toString(), path, createIfMissing -> {
             if (!createIfMissing && !Files.exists(path)) {
                 throw new NotAStoreException(path + " does not exist and createIfMissing is off");
             }
@@ -142,7 +142,7 @@ public final class Htod {
      */
     public static Builder builder(BlockDevice device) {
         Objects.requireNonNull(device, "device");
-        return new Builder(device.name(), createIfMissing -> device);
+        return new Builder(device.name(), null, createIfMissing -> device);
     }
 
     /** Opens the device of a builder when the store is opened. */
@@ -154,6 +154,8 @@ public final class Htod {
     /** Options of a store; each setter checks its value at once. */
     public static final class Builder {
         private final String where;
+        /** The file of the store, or null if the builder was given a device. */
+        private final Path path;
         private final DeviceOpener opener;
         private final ContainerConfig.Builder container = ContainerConfig.builder();
         private Durability durability = Durability.SYNC;
@@ -171,8 +173,9 @@ public final class Htod {
         private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
         private Progress progress = Progress.NONE;
 
-        private Builder(String where, DeviceOpener opener) {
+        private Builder(String where, Path path, DeviceOpener opener) {
             this.where = where;
+            this.path = path;
             this.opener = opener;
         }
 
@@ -364,9 +367,12 @@ public final class Htod {
                             doublingMinBatch);
                     WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
                             bufferSize, Math.max(1, syncInterval.toMillis()), installBatch);
+                    // An online compaction opens the file again with these very options.
+                    HtodStore.Reopen reopen = path == null ? null : new HtodStore.Reopen(path,
+                            dev -> LoggedOpen.open(dev, false, cfg, topts, wopts, c::millis));
                     return new HtodStore(LoggedOpen.open(device, createIfMissing, cfg, topts, wopts, c::millis,
                             progress::step),
-                            durability, clock, device);
+                            durability, clock, device, reopen);
                 } catch (RuntimeException e) {
                     device.close(); // an open that failed before it began has written nothing
                     throw e;

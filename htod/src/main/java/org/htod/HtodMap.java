@@ -47,8 +47,8 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
     private final String name;
     private final TableReader reader;
     private final TableWriter writer;
-    /** The table itself, unmetered: what a {@link WriteBatch} writes to. */
-    private final TableWriter table;
+    /** Log mode: where the map's table is now, what a {@link WriteBatch} writes to; null in direct mode. */
+    private final HtodStore.MapHandle handle;
     private final Codec<K> keys;
     private final Codec<V> values;
     private final LongSupplier clock;
@@ -57,13 +57,13 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
     private Collection<V> valueView;
     private Set<Map.Entry<K, V>> entrySet;
 
-    HtodMap(String name, TableReader reader, TableWriter writer, TableWriter table, Codec<K> keys, Codec<V> values,
+    HtodMap(String name, MeteredTable table, HtodStore.MapHandle handle, Codec<K> keys, Codec<V> values,
             LongSupplier clock, HtodStore store) {
         this.name = name;
-        this.table = table;
+        this.handle = handle;
         this.store = store;
-        this.reader = reader;
-        this.writer = writer;
+        this.reader = table;
+        this.writer = table;
         this.keys = keys;
         this.values = values;
         this.clock = clock;
@@ -80,8 +80,14 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
         return store;
     }
 
+    /** The map's writer: metered, and passing the store's gate. */
     TableWriter writer() {
-        return table;
+        return writer;
+    }
+
+    /** Where the map's table is now (log mode); null in direct mode. */
+    HtodStore.MapHandle handle() {
+        return handle;
     }
 
     long expiryOf(Duration ttl) {

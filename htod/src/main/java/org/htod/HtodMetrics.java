@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 import org.htod.core.alloc.HeapStats;
-import org.htod.core.device.CountingDevice;
 
 /**
  * The figures of {@link HtodStore#stats()} as Micrometer meters, all tagged {@code store} with the
@@ -47,7 +46,8 @@ public final class HtodMetrics implements MeterBinder {
     @Override
     public void bindTo(MeterRegistry registry) {
         OpMeter meter = store.meter();
-        CountingDevice device = store.device();
+        // The device is read through the store each time: an online compaction replaces it (its
+        // counts start again from zero).
         for (OpMeter.Op op : OpMeter.Op.values()) {
             String name = op.name().toLowerCase(java.util.Locale.ROOT);
             ToDoubleFunction<OpMeter> f = switch (op) {
@@ -68,16 +68,16 @@ public final class HtodMetrics implements MeterBinder {
         }
         meter.attach((op, nanos) -> timers.get(op).record(nanos, TimeUnit.NANOSECONDS));
 
-        FunctionCounter.builder("htod.device.reads", device, d -> d.counts().reads()).tags(tags).register(registry);
-        FunctionCounter.builder("htod.device.writes", device, d -> d.counts().writes()).tags(tags).register(registry);
-        FunctionCounter.builder("htod.device.syncs", device, d -> d.counts().syncs()).tags(tags)
+        FunctionCounter.builder("htod.device.reads", store, s -> s.device().counts().reads()).tags(tags).register(registry);
+        FunctionCounter.builder("htod.device.writes", store, s -> s.device().counts().writes()).tags(tags).register(registry);
+        FunctionCounter.builder("htod.device.syncs", store, s -> s.device().counts().syncs()).tags(tags)
                 .description("flushes of the device to stable storage").register(registry);
-        FunctionCounter.builder("htod.device.bytes", device, d -> d.counts().bytesRead()).tags(tags).tag("direction", "read")
+        FunctionCounter.builder("htod.device.bytes", store, s -> s.device().counts().bytesRead()).tags(tags).tag("direction", "read")
                 .baseUnit("bytes").register(registry);
-        FunctionCounter.builder("htod.device.bytes", device, d -> d.counts().bytesWritten()).tags(tags)
+        FunctionCounter.builder("htod.device.bytes", store, s -> s.device().counts().bytesWritten()).tags(tags)
                 .tag("direction", "write").baseUnit("bytes").register(registry);
 
-        Gauge.builder("htod.file.bytes", device, CountingDevice::size).tags(tags).baseUnit("bytes").register(registry);
+        Gauge.builder("htod.file.bytes", store, s -> s.device().size()).tags(tags).baseUnit("bytes").register(registry);
         heapGauge(registry, "htod.heap.used.bytes", HeapStats::usedBytes, "bytes");
         heapGauge(registry, "htod.heap.allocated.bytes", HeapStats::allocatedBytes, "bytes");
         heapGauge(registry, "htod.heap.free.bytes", HeapStats::freeBytes, "bytes");

@@ -35,25 +35,67 @@ import org.htod.table.TableVerifyReport;
  */
 public final class HtodStore implements AutoCloseable {
     private final TableStore tables;
-    /** Log mode's write layer; null in direct mode. */
-    private final WriteLayer layer;
+    /**
+     * Log mode's write layer; null in direct mode. Replaced by an online compaction, under the
+     * gate held exclusively: an operation reads it once, inside the gate.
+     */
+    private volatile WriteLayer layer;
+    private final boolean logMode;
     private final Durability durability;
     private final Clock clock;
     private final RecoveryReport report;
     private final ScheduledExecutorService syncer;
-    private final CountingDevice device;
+    /** The device, counting its I/O; replaced (its counts restarting) by an online compaction. */
+    private volatile CountingDevice device;
     private final OpMeter meter = new OpMeter();
     private volatile boolean closed;
+    /** Every operation passes it; an online compaction holds it exclusively to swap the file. */
+    private final StoreGate gate = new StoreGate();
+    /** Per map name, the map a caller's {@link HtodMap} writes to now (log mode). */
+    private final java.util.Map<String, MapHandle> handles = new java.util.concurrent.ConcurrentHashMap<>();
+    /** How to open this store's file again, for an online compaction; null if not opened on a path. */
+    private final Reopen reopen;
+    /** One online compaction at a time. */
+    private final Object compacting = new Object();
+    /**
+     * While an online compaction copies: the maps and keys written since its copy began (a key of
+     * null: the whole map, after a clear). Set and cleared under the gate held exclusively.
+     */
+    private volatile java.util.Set<Written> written;
+    /** Counts the swaps of the file: an iterator opened before one ends. */
+    private volatile long generation;
+    /** Why the store was lost by a compaction whose new file could not be opened, or null. */
+    private volatile HtodException lost;
+
+    /** Opens the file of a log-mode store again, with the options it was opened with. */
+    record Reopen(java.nio.file.Path path,
+            java.util.function.Function<org.htod.core.device.BlockDevice, LoggedOpen.Opened> open) {}
+
+    /** A map's current target: repointed to the new file's map by an online compaction. */
+    static final class MapHandle {
+        final String name;
+        volatile BufferedMap target;
+
+        MapHandle(String name, BufferedMap target) {
+            this.name = name;
+            this.target = target;
+        }
+    }
+
+    /** A write an online compaction carries over: a key of a map, or (key null) all of it. */
+    private record Written(String map, java.nio.ByteBuffer key) {}
 
     /** A store in log mode. */
-    HtodStore(LoggedOpen.Opened opened, Durability durability, Clock clock, CountingDevice device) {
+    HtodStore(LoggedOpen.Opened opened, Durability durability, Clock clock, CountingDevice device, Reopen reopen) {
         this.device = device;
         this.layer = opened.layer();
+        this.logMode = true;
         this.tables = null;
         this.durability = durability;
         this.clock = clock;
         this.syncer = null;
         this.report = report(opened);
+        this.reopen = reopen;
     }
 
     private static RecoveryReport report(LoggedOpen.Opened o) {
@@ -78,6 +120,8 @@ public final class HtodStore implements AutoCloseable {
         this.device = device;
         this.tables = tables;
         this.layer = null;
+        this.logMode = false;
+        this.reopen = null;
         this.durability = durability;
         this.clock = clock;
         this.report = report(tables);
@@ -126,35 +170,51 @@ public final class HtodStore implements AutoCloseable {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(keyCodec, "keyCodec");
         Objects.requireNonNull(valueCodec, "valueCodec");
-        ensureOpen();
         int nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
         if (nameBytes > Htod.MAX_KEY_BYTES) {
             throw new EntryTooLargeException("a map name takes at most " + Htod.MAX_KEY_BYTES + " bytes in UTF-8, found "
                     + nameBytes);
         }
-        if (layer != null) {
-            BufferedMap m = layer.map(name, true);
-            MeteredTable metered = new MeteredTable(m, m, meter);
-            return new HtodMap<>(name, metered, metered, m, keyCodec, valueCodec, clock::millis, this);
+        enter();
+        try {
+            WriteLayer l = layer;
+            if (l != null) {
+                BufferedMap m = l.map(name, true);
+                MapHandle h = handles.computeIfAbsent(name, n -> new MapHandle(n, m));
+                MeteredTable metered = new MeteredTable(name, h, null, null, meter, this);
+                return new HtodMap<>(name, metered, h, keyCodec, valueCodec, clock::millis, this);
+            }
+            HashtableOnDisk t = tables.table(name, true);
+            MeteredTable metered = new MeteredTable(name, null, t, t, meter, this);
+            return new HtodMap<>(name, metered, null, keyCodec, valueCodec, clock::millis, this);
+        } finally {
+            exit();
         }
-        HashtableOnDisk t = tables.table(name, true);
-        MeteredTable metered = new MeteredTable(t, t, meter);
-        return new HtodMap<>(name, metered, metered, t, keyCodec, valueCodec, clock::millis, this);
     }
 
     /** Names of the maps in this store. */
     public List<String> mapNames() {
-        ensureOpen();
-        return layer != null ? layer.mapNames() : tables.names();
+        enter();
+        try {
+            WriteLayer l = layer;
+            return l != null ? l.mapNames() : tables.names();
+        } finally {
+            exit();
+        }
     }
 
     /** Makes every write so far durable. */
     public void sync() {
-        ensureOpen();
-        if (layer != null) {
-            layer.sync();
-        } else {
-            tables.sync();
+        enter();
+        try {
+            WriteLayer l = layer;
+            if (l != null) {
+                l.sync();
+            } else {
+                tables.sync();
+            }
+        } finally {
+            exit();
         }
     }
 
@@ -165,10 +225,10 @@ public final class HtodStore implements AutoCloseable {
      */
     public WriteBatch batch() {
         ensureOpen();
-        if (layer == null) {
+        if (!logMode) {
             throw new UnsupportedOperationException("atomic batches need the log; " + this + " was opened in direct mode");
         }
-        return new WriteBatch(this, layer);
+        return new WriteBatch(this);
     }
 
     /**
@@ -177,9 +237,14 @@ public final class HtodStore implements AutoCloseable {
      * fills; call it before a planned stop that may not close cleanly. No effect in direct mode.
      */
     public void checkpoint() {
-        ensureOpen();
-        if (layer != null) {
-            layer.checkpointNow();
+        enter();
+        try {
+            WriteLayer l = layer;
+            if (l != null) {
+                l.checkpointNow();
+            }
+        } finally {
+            exit();
         }
     }
 
@@ -194,12 +259,18 @@ public final class HtodStore implements AutoCloseable {
 
     /** Largest value under a key of {@code keyBytes}: in log mode key and value share one log record. */
     long maxValueBytes(int keyBytes) {
-        return layer == null ? Htod.MAX_VALUE_BYTES : Math.min(Htod.MAX_VALUE_BYTES, layer.maxBatchBytes() - 64 - keyBytes);
+        WriteLayer l = layer;
+        return l == null ? Htod.MAX_VALUE_BYTES : Math.min(Htod.MAX_VALUE_BYTES, l.maxBatchBytes() - 64 - keyBytes);
+    }
+
+    /** Most bytes a {@link WriteBatch} may take: one log record. */
+    long maxBatchBytes() {
+        return layer.maxBatchBytes();
     }
 
     /** Whether this store writes through the log (the default) rather than directly. */
     public boolean logged() {
-        return layer != null;
+        return logMode;
     }
 
     public Durability durability() {
@@ -227,13 +298,16 @@ public final class HtodStore implements AutoCloseable {
      */
     public VerifyReport verify(Progress progress) {
         Objects.requireNonNull(progress, "progress");
-        ensureOpen();
+        enter();
         try {
-            TableVerifyReport r = layer != null ? layer.verify(progress::step)
+            WriteLayer l = layer;
+            TableVerifyReport r = l != null ? l.verify(progress::step)
                     : tables.verify(true, h -> false, progress::step);
             return new VerifyReport(r.tables(), r.entries(), r.reachedBlocks(), r.allocatedBlocks(), List.of());
         } catch (CorruptStoreException e) {
             return new VerifyReport(0, 0, 0, 0, List.of(new VerifyReport.Problem(e.offset(), e.getMessage())));
+        } finally {
+            exit();
         }
     }
 
@@ -243,7 +317,17 @@ public final class HtodStore implements AutoCloseable {
      * stopped: each figure is exact when read, the set not taken at one instant.
      */
     public StoreStats stats() {
-        ensureOpen();
+        enter();
+        try {
+            return statsNow();
+        } finally {
+            exit();
+        }
+    }
+
+    private StoreStats statsNow() {
+        WriteLayer layer = this.layer;
+        CountingDevice device = this.device;
         Storage storage = storage();
         Superblock sb = storage.superblock();
         HeapStats heap = storage.heap().stats();
@@ -300,20 +384,77 @@ public final class HtodStore implements AutoCloseable {
             java.util.function.Function<java.nio.file.Path, org.htod.core.device.BlockDevice> files) {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(progress, "progress");
-        ensureOpen();
-        if (layer == null) {
+        if (!logMode) {
             throw new UnsupportedOperationException("a consistent copy of an open store needs the log; " + this
                     + " was opened in direct mode");
         }
-        StoreOps.refuseExisting(target);
-        java.nio.file.Path tmp = StoreOps.temporary(target);
+        enter(); // the whole copy: an online compaction waits for it
         try {
-            long[] n = StoreOps.copyInto(this, tmp, progress, true, files);
-            StoreOps.publish(tmp, target, false);
-            return new CopyReport(target, (int) n[1], n[0], device.size(), StoreOps.size(target), "snapshot", 0, -1, null);
-        } catch (RuntimeException e) {
-            StoreOps.deleteQuietly(tmp, e);
-            throw e;
+            StoreOps.refuseExisting(target);
+            java.nio.file.Path tmp = StoreOps.temporary(target);
+            try {
+                long[] n = StoreOps.copyInto(this, tmp, progress, true, files);
+                StoreOps.publish(tmp, target, false);
+                return new CopyReport(target, (int) n[1], n[0], device.size(), StoreOps.size(target), "snapshot", 0, -1,
+                        null);
+            } catch (RuntimeException e) {
+                StoreOps.deleteQuietly(tmp, e);
+                throw e;
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Compacts this open store in place, while other threads go on reading and writing it: writes
+     * every live entry of every map as of one instant into a new file beside it, with batch
+     * allocation (as {@link #copyTo} does), closes that cleanly and verifies it; then, with every
+     * operation held off at the store's gate, writes into it the changes made since that instant,
+     * closes this store's file cleanly, renames the new file over it (atomically, the directory
+     * synced) and opens it with the options this store was opened with. No acknowledged write is
+     * lost. The maps callers hold ({@link HtodMap}) and their batches keep working: they are
+     * repointed to the new file.
+     *
+     * <p>Operations wait at the gate twice: an instant at the start, and, at the end, for as long
+     * as writing the changes made during the copy, closing both files and opening the new one
+     * takes. Iterators (of a map, its views, or {@link #entries}) opened before the swap throw
+     * {@link StoreClosedException} when used after it. The device's I/O counts ({@link #stats()},
+     * {@link HtodMetrics}) start again from zero with the new file; the operation counts go on.
+     *
+     * <p>If anything fails before the rename (the disk full, say), the new file is removed and
+     * this store stays in service as it was. If the new file, once renamed into place, cannot be
+     * opened, the store is lost to this process: every operation throws {@link
+     * StoreClosedException} naming the failure, and the file is opened again as any store is.
+     *
+     * <p>Needs the log and a store opened on a path ({@link Htod#builder(java.nio.file.Path)}): a
+     * store in direct mode, or on a device given to the builder, refuses with {@link
+     * UnsupportedOperationException} (close it and use {@link Htod#compact}).
+     *
+     * @return what was written: the file's size before and after, the entries and maps
+     */
+    public CopyReport compact(Progress progress) {
+        return compact(progress, StoreOps.FILES);
+    }
+
+    /** {@link #compact(Progress)}, writing the new file as {@code files} opens it. */
+    CopyReport compact(Progress progress,
+            java.util.function.Function<java.nio.file.Path, org.htod.core.device.BlockDevice> files) {
+        Objects.requireNonNull(progress, "progress");
+        if (!logMode) {
+            throw new UnsupportedOperationException("online compaction needs the log; " + this
+                    + " was opened in direct mode (close it and use Htod.compact)");
+        }
+        if (reopen == null) {
+            throw new UnsupportedOperationException("online compaction needs a store opened on a path; " + this
+                    + " was opened on a device");
+        }
+        if (gate.inside()) {
+            throw new IllegalStateException("compact cannot run inside an operation of the store");
+        }
+        synchronized (compacting) {
+            ensureOpen();
+            return OnlineCompaction.run(this, reopen.path(), progress, files);
         }
     }
 
@@ -324,12 +465,18 @@ public final class HtodStore implements AutoCloseable {
      * @throws IllegalArgumentException if the store has no such map
      */
     public java.util.Iterator<StoreEntry> entries(String map) {
-        ensureOpen();
-        org.htod.table.TableReader r = layer != null ? layer.map(map, false) : tables.table(map, false);
-        if (r == null) {
-            throw new IllegalArgumentException(this + " has no map '" + map + "'");
+        java.util.Iterator<org.htod.table.StoredEntry> it;
+        enter();
+        try {
+            WriteLayer l = layer;
+            org.htod.table.TableReader r = l != null ? l.map(map, false) : tables.table(map, false);
+            if (r == null) {
+                throw new IllegalArgumentException(this + " has no map '" + map + "'");
+            }
+            it = guarded(r.iterator(true));
+        } finally {
+            exit();
         }
-        java.util.Iterator<org.htod.table.StoredEntry> it = r.iterator(true);
         long now = clock.millis();
         return new java.util.Iterator<>() {
             private StoreEntry next = advance();
@@ -370,10 +517,9 @@ public final class HtodStore implements AutoCloseable {
         HtodMap<byte[], byte[]> m = map(entry.map(), Codec.bytes(), Codec.bytes());
         byte[] k = m.keyBytes(entry.key());
         byte[] v = m.valueBytes(k, entry.value());
-        long meterStart = meter.start();
+        // metered (as a put) and passing the gate, as any write of the map
         m.writer().update(k, cur -> entry.version() > 0 ? org.htod.table.Change.put(v, entry.expiresAt(), entry.version())
                 : org.htod.table.Change.put(v, entry.expiresAt()));
-        meter.done(OpMeter.Op.PUT, 1, meterStart);
     }
 
     /**
@@ -384,8 +530,9 @@ public final class HtodStore implements AutoCloseable {
     void copyEntries(boolean frozen, java.util.function.LongConsumer total,
             java.util.function.BiConsumer<String, org.htod.table.StoredEntry> sink) {
         ensureOpen();
-        if (layer != null) {
-            layer.copyFrozen(total, sink);
+        WriteLayer l = layer;
+        if (l != null) {
+            l.copyFrozen(total, sink);
             return;
         }
         if (frozen) {
@@ -421,12 +568,14 @@ public final class HtodStore implements AutoCloseable {
 
     /** The storage under the tables, in either mode. */
     Storage storage() {
-        return layer != null ? layer.storage() : tables.storage();
+        WriteLayer l = layer;
+        return l != null ? l.storage() : tables.storage();
     }
 
     /** The tables, in either mode (under the write layer in log mode). */
     TableStore tableStore() {
-        return layer != null ? layer.tables() : tables;
+        WriteLayer l = layer;
+        return l != null ? l.tables() : tables;
     }
 
     /** Log mode's write layer, for tests that count what it does; null in direct mode. */
@@ -439,21 +588,151 @@ public final class HtodStore implements AutoCloseable {
         return tables;
     }
 
-    private void ensureOpen() {
+    void ensureOpen() {
         if (closed) {
+            HtodException why = lost;
+            if (why != null) {
+                StoreClosedException e = new StoreClosedException("the store is closed: " + why.getMessage());
+                e.initCause(why);
+                throw e;
+            }
             throw new StoreClosedException("the store is closed");
         }
     }
 
-    /** Clean shutdown: waits for running operations, syncs, records the state for a fast reopen. */
+    /** Passes the store's gate for one operation (see {@link StoreGate}); pair with {@link #exit}. */
+    void enter() {
+        gate.enter();
+        if (closed) {
+            gate.exit();
+            ensureOpen();
+        }
+    }
+
+    void exit() {
+        gate.exit();
+    }
+
+    /** How to open this store's file again; null if it was not opened on a path. */
+    Reopen reopen() {
+        return reopen;
+    }
+
+    /** The gate, for the online compaction. */
+    StoreGate gate() {
+        return gate;
+    }
+
+    /** Called inside the gate before a write of {@code key} (null: every key) of map {@code map}. */
+    void written(String map, byte[] key) {
+        java.util.Set<Written> w = written;
+        if (w != null) {
+            w.add(new Written(map, key == null ? null : java.nio.ByteBuffer.wrap(key.clone())));
+        }
+    }
+
+    /** Starts (a new set) or stops (null) recording writes; under the gate held exclusively. */
+    void recordWrites(boolean on) {
+        written = on ? java.util.concurrent.ConcurrentHashMap.newKeySet() : null;
+    }
+
+    /**
+     * What was written since recording started, as map names and keys (a key of null: the whole
+     * map); under the gate held exclusively.
+     */
+    java.util.List<java.util.Map.Entry<String, byte[]>> writtenKeys() {
+        java.util.List<java.util.Map.Entry<String, byte[]>> out = new java.util.ArrayList<>();
+        java.util.Set<Written> w = written;
+        if (w != null) {
+            for (Written x : w) {
+                out.add(new java.util.AbstractMap.SimpleImmutableEntry<>(x.map(),
+                        x.key() == null ? null : x.key().array()));
+            }
+        }
+        return out;
+    }
+
+    /** The handles of the maps callers were given. */
+    java.util.Collection<MapHandle> handles() {
+        return handles.values();
+    }
+
+    /** Swaps in the newly opened file; under the gate held exclusively. */
+    void swapped(WriteLayer l, CountingDevice d) {
+        for (MapHandle h : handles.values()) {
+            h.target = l.map(h.name, true);
+        }
+        this.device = d;
+        this.layer = l;
+        generation++;
+    }
+
+    /** The store is lost: its new file could not be opened after the rename; under the gate held exclusively. */
+    void lost(HtodException why) {
+        lost = why;
+        closed = true;
+    }
+
+    /** An iterator that passes the gate at each step, and ends if the file is swapped meanwhile. */
+    <T> java.util.Iterator<T> guarded(java.util.Iterator<T> it) {
+        long gen = generation;
+        return new java.util.Iterator<>() {
+            private void check() {
+                if (generation != gen) {
+                    throw new StoreClosedException("the store's file was replaced by an online compaction after this"
+                            + " iterator was opened");
+                }
+            }
+
+            @Override
+            public boolean hasNext() {
+                enter();
+                try {
+                    check();
+                    return it.hasNext();
+                } finally {
+                    exit();
+                }
+            }
+
+            @Override
+            public T next() {
+                enter();
+                try {
+                    check();
+                    return it.next();
+                } finally {
+                    exit();
+                }
+            }
+        };
+    }
+
+    /**
+     * Clean shutdown: waits for running operations (and for an online compaction's swap), syncs,
+     * records the state for a fast reopen.
+     */
     @Override
     public void close() {
+        if (gate.inside()) {
+            throw new IllegalStateException("close cannot run inside an operation of the store");
+        }
+        gate.acquire();
+        try {
+            closeHeld();
+        } finally {
+            gate.release();
+        }
+    }
+
+    private void closeHeld() {
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
         }
+        WriteLayer layer = this.layer;
         if (layer != null) {
             try {
                 layer.close();
@@ -481,6 +760,7 @@ public final class HtodStore implements AutoCloseable {
 
     @Override
     public String toString() {
+        WriteLayer layer = this.layer;
         return "HtodStore[" + (layer != null ? layer.deviceName() + ", log" : tables.storage().heap().device().name()
                 + ", direct") + ", " + durability + "]";
     }

@@ -47,7 +47,7 @@ final class StoreOps {
         return like(Htod.builder(path), sb);
     }
 
-    private static Htod.Builder like(Htod.Builder b, Superblock sb) {
+    static Htod.Builder like(Htod.Builder b, Superblock sb) {
         return b.storageMethod(StorageMethod.valueOf(sb.storageMethod().name())).grain(sb.grain())
                 .maxQuickList(sb.maxQuickList()).acceptableWaste(sb.acceptableWaste()).obaThreshold(sb.obaThreshold())
                 .logSize(sb.logSize()).heapCapacity(sb.heapCapacity()).durability(Durability.NONE);

@@ -24,47 +24,52 @@ import org.htod.mob.WriteLayer;
  */
 public final class WriteBatch implements AutoCloseable {
     private final HtodStore store;
-    private final WriteLayer layer;
-    private final List<WriteLayer.BatchOp> ops = new ArrayList<>();
+    private final List<Op> ops = new ArrayList<>();
     private long bytes;
     private boolean done;
 
-    WriteBatch(HtodStore store, WriteLayer layer) {
+    /**
+     * An operation, naming its map by its handle: the map's table is looked up at commit, so that
+     * a batch built before an online compaction commits into the new file.
+     */
+    private record Op(HtodStore.MapHandle map, byte[] key, byte[] value, long expiry, long version) {}
+
+    WriteBatch(HtodStore store) {
         this.store = store;
-        this.layer = layer;
     }
 
-    private BufferedMap target(HtodMap<?, ?> map) {
+    private HtodStore.MapHandle target(HtodMap<?, ?> map) {
         Objects.requireNonNull(map, "map");
         if (done) {
             throw new IllegalStateException("this batch was committed or closed already");
         }
-        if (map.store() != store || !(map.writer() instanceof BufferedMap)) {
+        if (map.store() != store || map.handle() == null) {
             throw new IllegalArgumentException("map '" + map.name() + "' is not a map of " + store);
         }
-        return (BufferedMap) map.writer();
+        return map.handle();
     }
 
-    private WriteBatch add(BufferedMap m, byte[] key, byte[] value, long expiry, long version) {
+    private WriteBatch add(HtodStore.MapHandle m, byte[] key, byte[] value, long expiry, long version) {
         bytes += 64 + key.length + (value == null ? 0 : value.length);
-        if (bytes > layer.maxBatchBytes()) {
-            throw new EntryTooLargeException("a batch takes at most " + layer.maxBatchBytes() + " bytes (one log record,"
+        long max = store.maxBatchBytes();
+        if (bytes > max) {
+            throw new EntryTooLargeException("a batch takes at most " + max + " bytes (one log record,"
                     + " about 1/8 of the store's log region); this one would take " + bytes);
         }
-        ops.add(new WriteLayer.BatchOp(m, key, value, expiry, version));
+        ops.add(new Op(m, key, value, expiry, version));
         return this;
     }
 
     /** Maps {@code key} to {@code value} in {@code map} when the batch commits. */
     public <K, V> WriteBatch put(HtodMap<K, V> map, K key, V value) {
-        BufferedMap m = target(map);
+        HtodStore.MapHandle m = target(map);
         byte[] k = map.keyBytes(key);
         return add(m, k, map.valueBytes(k, value), 0, 0);
     }
 
     /** Maps {@code key} to {@code value} for {@code ttl} when the batch commits. */
     public <K, V> WriteBatch put(HtodMap<K, V> map, K key, V value, Duration ttl) {
-        BufferedMap m = target(map);
+        HtodStore.MapHandle m = target(map);
         byte[] k = map.keyBytes(key);
         return add(m, k, map.valueBytes(k, value), map.expiryOf(ttl), 0);
     }
@@ -77,14 +82,14 @@ public final class WriteBatch implements AutoCloseable {
         if (version < 1) {
             throw new IllegalArgumentException("a version is at least 1, found " + version);
         }
-        BufferedMap m = target(map);
+        HtodStore.MapHandle m = target(map);
         byte[] k = map.keyBytes(key);
         return add(m, k, map.valueBytes(k, value), 0, version);
     }
 
     /** Removes {@code key} from {@code map} when the batch commits. */
     public <K, V> WriteBatch remove(HtodMap<K, V> map, K key) {
-        BufferedMap m = target(map);
+        HtodStore.MapHandle m = target(map);
         return add(m, map.keyBytes(key), null, 0, 0);
     }
 
@@ -103,11 +108,23 @@ public final class WriteBatch implements AutoCloseable {
         }
         done = true;
         long removes = ops.stream().filter(op -> op.value() == null).count();
-        long t = store.meter().start();
-        int applied = layer.batch(ops);
-        store.meter().done(OpMeter.Op.REMOVE, removes, 0);
-        store.meter().done(OpMeter.Op.PUT, ops.size() - removes, t);
-        return applied;
+        store.enter();
+        try {
+            long t = store.meter().start();
+            WriteLayer layer = store.layer();
+            List<WriteLayer.BatchOp> resolved = new ArrayList<>(ops.size());
+            for (Op op : ops) {
+                store.written(op.map().name, op.key());
+                BufferedMap m = op.map().target;
+                resolved.add(new WriteLayer.BatchOp(m, op.key(), op.value(), op.expiry(), op.version()));
+            }
+            int applied = layer.batch(resolved);
+            store.meter().done(OpMeter.Op.REMOVE, removes, 0);
+            store.meter().done(OpMeter.Op.PUT, ops.size() - removes, t);
+            return applied;
+        } finally {
+            store.exit();
+        }
     }
 
     /** Discards the batch if it was not committed. */

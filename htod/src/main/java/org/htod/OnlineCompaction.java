@@ -1,0 +1,230 @@
+package org.htod;
+
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.function.Function;
+import org.htod.core.HtodException;
+import org.htod.core.StoreFullException;
+import org.htod.core.container.Superblock;
+import org.htod.core.device.BlockDevice;
+import org.htod.core.device.CountingDevice;
+import org.htod.core.device.FileDevice;
+import org.htod.mob.BufferedMap;
+import org.htod.mob.LoggedOpen;
+import org.htod.mob.WriteLayer;
+import org.htod.table.Change;
+import org.htod.table.StoredEntry;
+import org.htod.table.TableWriter;
+
+/**
+ * {@link HtodStore#compact(Progress)}: compaction of an open log-mode store, while other threads
+ * read and write it.
+ *
+ * <ol>
+ *   <li>Under the store's gate held exclusively (an instant: no operation is inside), the store
+ *       starts recording the map and key of every write that passes the gate from then on.
+ *   <li>Without the gate: a consistent copy of every map as of one instant after that ({@link
+ *       WriteLayer#copyFrozen}, as {@link HtodStore#copyTo} makes) is written into a new store
+ *       beside the file, with batch allocation, and verified. Every write acknowledged before the
+ *       copy's instant is in it; every write after it was recorded.
+ *   <li>A checkpoint of the store, still without the gate, so that closing it later has little to
+ *       install.
+ *   <li>Under the gate held exclusively (no operation inside, none let in): each recorded key is
+ *       read from the store (value, expiry, version) and written into the new store, or removed
+ *       from it; a map cleared meanwhile is made equal to the store's whole; maps created meanwhile
+ *       are created. The new store is closed cleanly, the store's write layer is closed (its last
+ *       checkpoint, its device and file lock released), the new file is renamed over the store's
+ *       (atomically, the directory synced) and opened with the store's options, and the store's
+ *       maps are repointed to it.
+ * </ol>
+ *
+ * A failure before the rename removes the new file and leaves the store in service (if the
+ * rename itself fails, the old file is opened again). A failure to open the new file after the
+ * rename loses the store to this process: it is marked closed, naming the failure.
+ */
+final class OnlineCompaction {
+    private OnlineCompaction() {}
+
+    static CopyReport run(HtodStore store, Path path, Progress progress, Function<Path, BlockDevice> files) {
+        long before = StoreOps.size(path);
+        Superblock sb = store.storage().superblock();
+        Path tmp = StoreOps.temporary(path);
+        StoreGate gate = store.gate();
+        gate.acquire();
+        try {
+            store.ensureOpen();
+            store.recordWrites(true);
+        } finally {
+            gate.release();
+        }
+        BlockDevice dev = null;
+        HtodStore out = null;
+        boolean renamed = false;
+        try {
+            dev = files.apply(tmp);
+            out = StoreOps.like(Htod.builder(dev), sb).open();
+            copy(store, out, tmp, progress);
+            store.checkpoint();
+            gate.acquire();
+            try {
+                store.ensureOpen();
+                WriteLayer old = store.layer();
+                carryOver(store, old, out);
+                store.recordWrites(false);
+                long entries = 0;
+                for (String name : out.mapNames()) {
+                    entries += out.map(name, Codec.bytes(), Codec.bytes()).longSize();
+                }
+                int maps = out.mapNames().size();
+                HtodStore written = out;
+                out = null;
+                written.close();
+                try {
+                    old.close();
+                } catch (HtodException e) {
+                    if (!old.isClosed()) {
+                        throw e; // still open, and in service
+                    }
+                    // Closed all the same (its flusher had stopped): the new file holds every
+                    // acknowledged write, read from the buffer; it takes the old one's place.
+                }
+                try {
+                    StoreOps.publish(tmp, path, true);
+                } catch (RuntimeException e) {
+                    reopen(store, path, e, "the old file, after the rename of the compacted one failed");
+                    throw e;
+                }
+                renamed = true;
+                reopen(store, path, null, "the compacted file, renamed into place");
+                return new CopyReport(path, maps, entries, before, StoreOps.size(path), "online", 0, -1, null);
+            } finally {
+                store.recordWrites(false);
+                gate.release();
+            }
+        } catch (StoreFullException e) {
+            throw cleanUp(new StoreFullException("the disk is full: cannot write the compacted copy of " + path + " into "
+                    + tmp + ", which is removed; the store stays in service (" + e.getMessage() + ")", e), out, dev, tmp,
+                    renamed, store);
+        } catch (RuntimeException e) {
+            throw cleanUp(e, out, dev, tmp, renamed, store);
+        }
+    }
+
+    private static RuntimeException cleanUp(RuntimeException e, HtodStore out, BlockDevice dev, Path tmp, boolean renamed,
+            HtodStore store) {
+        store.recordWrites(false);
+        if (renamed) {
+            return e;
+        }
+        if (out != null) {
+            try {
+                out.close();
+            } catch (RuntimeException again) {
+                e.addSuppressed(again);
+            }
+        }
+        if (dev != null) {
+            try {
+                dev.close(); // a close that failed (the disk full) leaves it open; the file is about to go
+            } catch (RuntimeException again) {
+                e.addSuppressed(again);
+            }
+        }
+        StoreOps.deleteQuietly(tmp, e);
+        return e;
+    }
+
+    /** The consistent copy, then a check of what was written. */
+    private static void copy(HtodStore store, HtodStore out, Path tmp, Progress progress) {
+        StoreCopier copier = new StoreCopier(out, System.currentTimeMillis());
+        long[] total = {-1};
+        long[] done = {0};
+        store.copyEntries(true, t -> {
+            total[0] = t;
+            progress.step(0, t);
+        }, (map, e) -> {
+            copier.add(map, e.key(), e.value(), e.expiry(), e.version());
+            if ((++done[0] & 255) == 0) {
+                progress.step(done[0], total[0]);
+            }
+        });
+        copier.finish();
+        progress.step(done[0], total[0]);
+        for (String name : store.mapNames()) {
+            out.map(name, Codec.bytes(), Codec.bytes()); // empty maps too
+        }
+        VerifyReport v = out.verify();
+        if (!v.ok()) {
+            throw new HtodException("the store written to " + tmp + " does not verify: " + v);
+        }
+    }
+
+    /** Writes into {@code out} what was written into the store since the copy began. */
+    private static void carryOver(HtodStore store, WriteLayer old, HtodStore out) {
+        for (String name : old.mapNames()) {
+            out.map(name, Codec.bytes(), Codec.bytes());
+        }
+        for (Map.Entry<String, byte[]> w : store.writtenKeys()) {
+            BufferedMap src = old.map(w.getKey(), false);
+            TableWriter dst = out.map(w.getKey(), Codec.bytes(), Codec.bytes()).writer();
+            if (src == null) {
+                continue;
+            }
+            if (w.getValue() != null) {
+                carry(src, dst, w.getValue());
+                continue;
+            }
+            // cleared meanwhile: every key of the copy the store no longer has goes, then every entry it has
+            java.util.List<byte[]> keys = new java.util.ArrayList<>();
+            keys.addAll(out.map(w.getKey(), Codec.bytes(), Codec.bytes()).keySet());
+            for (byte[] k : keys) {
+                carry(src, dst, k);
+            }
+            for (Iterator<StoredEntry> it = src.iterator(false); it.hasNext();) {
+                carry(src, dst, it.next().key());
+            }
+        }
+    }
+
+    /** Makes {@code key} in {@code dst} what it is in {@code src}: its value, expiry and version, or absent. */
+    private static void carry(BufferedMap src, TableWriter dst, byte[] key) {
+        StoredEntry e = src.get(key);
+        if (e == null) {
+            dst.update(key, cur -> cur == null ? null : Change.REMOVE);
+        } else {
+            byte[] v = e.value();
+            long expiry = e.expiry();
+            long version = e.version();
+            dst.update(key, cur -> Change.put(v, expiry, version));
+        }
+    }
+
+    /**
+     * Opens the store's file again and repoints the store to it; if that fails, the store is
+     * lost to this process (marked closed), and this throws.
+     */
+    private static void reopen(HtodStore store, Path path, RuntimeException earlier, String what) {
+        CountingDevice d = null;
+        try {
+            d = new CountingDevice(FileDevice.open(path), false);
+            LoggedOpen.Opened o = store.reopen().open().apply(d);
+            store.swapped(o.layer(), d);
+        } catch (RuntimeException e) {
+            if (d != null) {
+                try {
+                    d.close();
+                } catch (RuntimeException again) {
+                    e.addSuppressed(again);
+                }
+            }
+            HtodException lost = new HtodException("online compaction of " + path + " could not open " + what
+                    + "; the store is closed (open the file again): " + e.getMessage(), e);
+            if (earlier != null) {
+                lost.addSuppressed(earlier);
+            }
+            store.lost(lost);
+            throw lost;
+        }
+    }
+}
