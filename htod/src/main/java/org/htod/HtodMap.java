@@ -40,6 +40,11 @@ import org.htod.table.TableWriter;
  * read that meets it; in log mode reads never write). Until then it still counts in {@link
  * #size()}.
  *
+ * <p>A map stays usable across an online compaction ({@link HtodStore#compact}): it reaches its
+ * table through a handle the compaction repoints to the new file. An iterator (of the map or a
+ * view) opened before the compaction swapped the file throws {@link
+ * org.htod.core.StoreClosedException} when used afterwards.
+ *
  * <p>The functions given to {@code compute}, {@code computeIfAbsent}, {@code computeIfPresent}
  * and {@code merge} run under the key's lock and must not use this map.
  */

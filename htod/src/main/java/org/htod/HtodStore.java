@@ -32,6 +32,11 @@ import org.htod.table.TableVerifyReport;
  * durable by group commit, and a state in a write buffer that reads look into first, installed
  * into the maps' tables by a background flusher (see {@code docs/WRITE-LAYER.md}). In direct
  * mode ({@link Htod.Builder#directMode}) changes go straight into the tables.
+ *
+ * <p>Every operation passes the store's gate ({@link StoreGate}), which {@link #compact} and
+ * {@link #close} take exclusively. Locks, outermost first: the gate; then the write layer's (see
+ * {@code WriteLayer}) or the tables'. An online compaction also holds its own monitor, outside
+ * the gate, so that one runs at a time.
  */
 public final class HtodStore implements AutoCloseable {
     private final TableStore tables;
@@ -641,8 +646,21 @@ public final class HtodStore implements AutoCloseable {
      * map); under the gate held exclusively.
      */
     java.util.List<java.util.Map.Entry<String, byte[]>> writtenKeys() {
-        java.util.List<java.util.Map.Entry<String, byte[]>> out = new java.util.ArrayList<>();
+        return keys(written);
+    }
+
+    /**
+     * {@link #writtenKeys()}, and recording starts again into a new set; under the gate held
+     * exclusively, so that every write recorded in the set taken has completed.
+     */
+    java.util.List<java.util.Map.Entry<String, byte[]>> takeWrittenKeys() {
         java.util.Set<Written> w = written;
+        recordWrites(true);
+        return keys(w);
+    }
+
+    private static java.util.List<java.util.Map.Entry<String, byte[]>> keys(java.util.Set<Written> w) {
+        java.util.List<java.util.Map.Entry<String, byte[]>> out = new java.util.ArrayList<>();
         if (w != null) {
             for (Written x : w) {
                 out.add(new java.util.AbstractMap.SimpleImmutableEntry<>(x.map(),

@@ -1,7 +1,7 @@
 package org.htod;
 
 import java.nio.file.Path;
-import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import org.htod.core.HtodException;
@@ -28,11 +28,16 @@ import org.htod.table.TableWriter;
  *       WriteLayer#copyFrozen}, as {@link HtodStore#copyTo} makes) is written into a new store
  *       beside the file, with batch allocation, and verified. Every write acknowledged before the
  *       copy's instant is in it; every write after it was recorded.
- *   <li>A checkpoint of the store, still without the gate, so that closing it later has little to
- *       install.
- *   <li>Under the gate held exclusively (no operation inside, none let in): each recorded key is
- *       read from the store (value, expiry, version) and written into the new store, or removed
- *       from it; a map cleared meanwhile is made equal to the store's whole; maps created meanwhile
+ *   <li>Rounds of carrying over, still without the gate (at most {@link #MAX_ROUNDS}, fewer once
+ *       a round has little to do): under the gate, for an instant, the set of recorded keys is
+ *       taken and a new one started (no write is inside then, so every write in the set taken has
+ *       completed); then, with the gate open, each key taken is read from the store and written
+ *       into the new store (or removed from it). A key written meanwhile is in the new set.
+ *   <li>A checkpoint of both stores, still without the gate, so that closing them later has little
+ *       to install.
+ *   <li>Under the gate held exclusively (no operation inside, none let in): each key recorded since
+ *       the last round is read from the store (value, expiry, version) and written into the new
+ *       store, or removed from it; a map cleared meanwhile is made equal to the store's whole; maps created meanwhile
  *       are created. The new store is closed cleanly, the store's write layer is closed (its last
  *       checkpoint, its device and file lock released), the new file is renamed over the store's
  *       (atomically, the directory synced) and opened with the store's options, and the store's
@@ -44,6 +49,11 @@ import org.htod.table.TableWriter;
  * rename loses the store to this process: it is marked closed, naming the failure.
  */
 final class OnlineCompaction {
+    /** Most rounds of carrying over done without the gate. */
+    private static final int MAX_ROUNDS = 4;
+    /** Keys few enough to carry over under the gate. */
+    private static final int ENOUGH = 256;
+
     private OnlineCompaction() {}
 
     static CopyReport run(HtodStore store, Path path, Progress progress, Function<Path, BlockDevice> files) {
@@ -65,12 +75,39 @@ final class OnlineCompaction {
             dev = files.apply(tmp);
             out = StoreOps.like(Htod.builder(dev), sb).open();
             copy(store, out, tmp, progress);
+            // Rounds of carrying over without the gate: the set of keys written is swapped for a
+            // new one under the gate (an instant: every write recorded in the old set has
+            // completed), then each key's state is read and written now, while writers go on; a
+            // key written meanwhile is in the new set, for the next round. The last round, under
+            // the gate, then has only the writes of the round before it.
+            long carried = 0;
+            int rounds = 0;
+            for (int round = 0; round < MAX_ROUNDS; round++) {
+                List<Map.Entry<String, byte[]>> taken;
+                gate.acquire();
+                try {
+                    store.ensureOpen();
+                    taken = store.takeWrittenKeys();
+                } finally {
+                    gate.release();
+                }
+                carryOver(store.layer(), out, taken);
+                carried += taken.size();
+                rounds++;
+                if (taken.size() < ENOUGH) {
+                    break;
+                }
+            }
+            // Little left to install when both are closed under the gate.
             store.checkpoint();
+            out.checkpoint();
             gate.acquire();
+            long held = System.nanoTime();
             try {
                 store.ensureOpen();
                 WriteLayer old = store.layer();
-                carryOver(store, old, out);
+                List<Map.Entry<String, byte[]>> last = store.writtenKeys();
+                carryOver(old, out, last);
                 store.recordWrites(false);
                 long entries = 0;
                 for (String name : out.mapNames()) {
@@ -97,7 +134,10 @@ final class OnlineCompaction {
                 }
                 renamed = true;
                 reopen(store, path, null, "the compacted file, renamed into place");
-                return new CopyReport(path, maps, entries, before, StoreOps.size(path), "online", 0, -1, null);
+                String note = (carried + last.size()) + " keys written during the copy carried over, " + last.size()
+                        + " of them with operations held off, after " + rounds + " rounds; operations held off for "
+                        + (System.nanoTime() - held) / 1_000_000 + " ms at the swap";
+                return new CopyReport(path, maps, entries, before, StoreOps.size(path), "online", 0, -1, note);
             } finally {
                 store.recordWrites(false);
                 gate.release();
@@ -161,11 +201,11 @@ final class OnlineCompaction {
     }
 
     /** Writes into {@code out} what was written into the store since the copy began. */
-    private static void carryOver(HtodStore store, WriteLayer old, HtodStore out) {
+    private static void carryOver(WriteLayer old, HtodStore out, List<Map.Entry<String, byte[]>> written) {
         for (String name : old.mapNames()) {
             out.map(name, Codec.bytes(), Codec.bytes());
         }
-        for (Map.Entry<String, byte[]> w : store.writtenKeys()) {
+        for (Map.Entry<String, byte[]> w : written) {
             BufferedMap src = old.map(w.getKey(), false);
             TableWriter dst = out.map(w.getKey(), Codec.bytes(), Codec.bytes()).writer();
             if (src == null) {
@@ -176,12 +216,12 @@ final class OnlineCompaction {
                 continue;
             }
             // cleared meanwhile: every key of the copy the store no longer has goes, then every entry it has
-            java.util.List<byte[]> keys = new java.util.ArrayList<>();
+            List<byte[]> keys = new java.util.ArrayList<>();
             keys.addAll(out.map(w.getKey(), Codec.bytes(), Codec.bytes()).keySet());
             for (byte[] k : keys) {
                 carry(src, dst, k);
             }
-            for (Iterator<StoredEntry> it = src.iterator(false); it.hasNext();) {
+            for (java.util.Iterator<StoredEntry> it = src.iterator(false); it.hasNext();) {
                 carry(src, dst, it.next().key());
             }
         }
