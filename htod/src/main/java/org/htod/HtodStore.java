@@ -63,8 +63,9 @@ public final class HtodStore implements AutoCloseable {
     /** One online compaction at a time. */
     private final Object compacting = new Object();
     /**
-     * While an online compaction copies: the maps and keys written since its copy began (a key of
-     * null: the whole map, after a clear). Set and cleared under the gate held exclusively.
+     * While an online compaction runs: the maps and keys written since it began or since its last
+     * round of carrying over (a key of null: the whole map, after a clear); null otherwise.
+     * Replaced under the gate held exclusively (dropped without it after a failure).
      */
     private volatile java.util.Set<Written> written;
     /** Counts the swaps of the file: an iterator opened before one ends. */

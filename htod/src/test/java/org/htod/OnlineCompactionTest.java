@@ -311,6 +311,47 @@ class OnlineCompactionTest {
         }
     }
 
+    /**
+     * Another thread closes the store while the copy runs: the close waits for the copy, and then
+     * either the compaction fails (the store closed, no file left) or it swapped first and the
+     * close closes the new file; either way the file holds every entry.
+     */
+    @Test
+    void closedWhileCompacting() throws Exception {
+        Path path = dir.resolve("store.htod");
+        Map<String, String> model = new HashMap<>();
+        HtodStore s = builder(path).open();
+        fragment(s, model);
+        Thread[] closer = {null};
+        Throwable[] closeFailed = {null};
+        try {
+            s.compact((done, total) -> {
+                if (closer[0] == null) {
+                    closer[0] = new Thread(() -> {
+                        try {
+                            s.close();
+                        } catch (Throwable e) {
+                            closeFailed[0] = e;
+                        }
+                    });
+                    closer[0].start();
+                }
+            });
+            System.out.println("closed while compacting: the compaction swapped first");
+        } catch (StoreClosedException e) {
+            System.out.println("closed while compacting: the compaction failed: " + e.getMessage());
+        }
+        closer[0].join();
+        assertNull(closeFailed[0]);
+        assertTrue(partials().isEmpty());
+        assertThrows(StoreClosedException.class, () -> s.map("a", Codec.string(), Codec.string()));
+        try (HtodStore x = builder(path).open()) {
+            assertTrue(x.recoveryReport().clean());
+            assertMatches(x, model, "after reopen");
+            assertTrue(x.verify().ok());
+        }
+    }
+
     @Test
     void refusedInDirectModeAndOnADevice() {
         try (HtodStore s = Htod.builder(dir.resolve("direct.htod")).directMode(true).open()) {
