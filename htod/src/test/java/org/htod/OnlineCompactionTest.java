@@ -182,8 +182,11 @@ class OnlineCompactionTest {
                     + " batches in all; slowest write " + slowestNanos.get() / 1_000_000 + " ms");
             assertTrue(after < before, sizes);
             assertTrue(opsDuring > 0, "writes went on during the compaction");
-            assertEquals(after, report.targetBytes(), sizes);
-            assertEquals(before, report.sourceBytes(), sizes);
+            // Writers run all along, and a store's file only grows while it is in service: the
+            // sizes the compaction saw lie between the ones measured around it.
+            assertTrue(report.sourceBytes() >= before, sizes);
+            assertTrue(report.targetBytes() <= after, sizes);
+            assertTrue(report.targetBytes() < report.sourceBytes(), sizes);
             assertMatches(s, model, "after compaction");
             for (String name : MAPS) {
                 HtodMap<String, String> m = s.map(name, Codec.string(), Codec.string());
