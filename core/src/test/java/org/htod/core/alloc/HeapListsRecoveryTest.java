@@ -64,6 +64,98 @@ class HeapListsRecoveryTest {
     }
 
     /**
+     * PFL: a chain must not be followed through an allocated block. Here X was taken off its free
+     * list (a status write: its header keeps the old next pointer, to Q), then a coalescing merged
+     * Q into the block before it, and X's pointer now names a header inside free space, stale but
+     * valid. After the coalescing X is freed (its pointer rewritten) and H pushed on it; the power
+     * fails with H's write landed and X's lost: the checkpointed chain reaches X, allocated on
+     * disk, and behind it the stale Q, which survives because the write that reused the merged
+     * block was torn. Taken for a free block, Q would be handed out inside the merged block,
+     * allocated on disk by then. (HeapCrashTest's seed 0x4ea9c0de02d6 at 100 times its length.)
+     */
+    @org.junit.jupiter.api.Test
+    void aPflChainStopsAtAnAllocatedBlockWhosePointerACoalescingLeftStale() {
+        MemoryDevice disk = new MemoryDevice();
+        // Quick lists to 2560 bytes; batches reuse blocks of 1024 and more whole within 2200 bytes.
+        HeapOptions opt = HeapFixture.options(StorageMethod.PFL, 64, 40, 2200, 1024);
+        Heap h = Heap.create(disk, opt);
+        int two = 2048 - BlockHeader.SIZE;
+        long hb = h.allocate(HeapFixture.payload(1, two));
+        long x = h.allocate(HeapFixture.payload(2, two));
+        long z = h.allocate(HeapFixture.payload(3, 1024 - BlockHeader.SIZE));
+        long q = h.allocate(HeapFixture.payload(4, two));
+        long g = h.allocate(HeapFixture.payload(5, 100));
+        h.free(q);
+        h.free(x); // x's next pointer: q
+        assertEquals(x, h.allocate(HeapFixture.payload(6, two)), "x taken whole off its list, by a status write");
+        h.free(z);
+        h.free(hb);
+        h.coalesce(); // z and q merge into one block of 3072 at z; h alone heads the 2048 list; all durable
+
+        Recorder rec = new Recorder(disk);
+        Heap live = Heap.open(rec, opt, null); // the same heap state, continued through a recorder
+        rec.writes.clear();
+        rec.data.clear();
+        byte[] durable = image(disk); // what a sync would have made durable: the open syncs
+        assertEquals(hb, live.allocate(HeapFixture.payload(7, two)), "h taken whole");
+        long zq = live.allocateBatch(java.util.List.of(HeapFixture.payload(8, 900)))[0]; // the merged block, whole
+        int torn = rec.writes.size() - 1;
+        assertEquals(live.address(z), live.address(zq), "the merged block reused whole");
+        assertEquals(3072, live.blockSize(zq));
+        live.free(x); // lost in the crash below
+        int lost = rec.writes.size() - 1;
+        assertEquals(live.address(x) + BlockHeader.NEXT_OFFSET, rec.writes.get(lost)[0], "the free of x is one write");
+        live.free(hb); // h's next pointer: x
+
+        // The power fails: x's free is lost, and the batch's write is torn, the sector holding
+        // q's old header left as it was (a tear keeps whole sectors, old or new).
+        MemoryDevice after = new MemoryDevice();
+        after.write(0, java.nio.ByteBuffer.wrap(durable));
+        for (int i = 0; i < rec.writes.size(); i++) {
+            if (i != lost) {
+                long[] w = rec.writes.get(i);
+                after.write(w[0], java.nio.ByteBuffer.wrap(rec.data.get(i)));
+            }
+        }
+        int sector = (int) (live.address(q) / 512 * 512);
+        assertTrue(rec.writes.get(torn)[0] < sector, "the batch's write covers q's old header");
+        after.write(sector, java.nio.ByteBuffer.wrap(durable, sector, 512));
+        Heap back = Heap.open(after, opt, null);
+        back.verify(); // a free block inside the merged one would fail here
+        assertEquals(HeapFixture.payload(8, 900), back.read(zq));
+        assertEquals(HeapFixture.payload(5, 100), back.read(g));
+        java.util.Set<Long> allocated = new java.util.HashSet<>();
+        back.forEachAllocated((handle, len) -> allocated.add(handle));
+        assertTrue(allocated.contains(zq) && allocated.contains(g) && allocated.contains(x));
+    }
+
+    private static byte[] image(MemoryDevice d) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(Math.toIntExact(d.size()));
+        d.read(0, b);
+        return b.array();
+    }
+
+    /** Passes writes through and keeps each one's place and bytes, in order. */
+    private static final class Recorder extends org.htod.core.device.ForwardingDevice {
+        final java.util.List<long[]> writes = new java.util.ArrayList<>();
+        final java.util.List<byte[]> data = new java.util.ArrayList<>();
+
+        Recorder(org.htod.core.device.BlockDevice inner) {
+            super(inner);
+        }
+
+        @Override
+        public void write(long pos, java.nio.ByteBuffer src) {
+            byte[] b = new byte[src.remaining()];
+            src.duplicate().get(b);
+            writes.add(new long[] {pos});
+            data.add(b);
+
+            super.write(pos, src);
+        }
+    }
+
+    /**
      * A free block of 10112 bytes, durable and on its list, split into x (7040 bytes) and a
      * remainder of 3072, then power lost with x's sector landed and the remainder's not.
      * Returns {x, a synced block after them}.
