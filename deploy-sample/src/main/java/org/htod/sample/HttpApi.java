@@ -97,6 +97,9 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         } else if (path.equals("/stats")) {
             only(m, HttpMethod.GET);
             send(ctx, keepAlive, ok("application/json", json(server.stats())));
+        } else if (path.equals("/admin/compact")) {
+            only(m, HttpMethod.POST);
+            send(ctx, keepAlive, json(HttpResponseStatus.OK, compact()));
         } else if (path.equals("/metrics")) {
             only(m, HttpMethod.GET);
             send(ctx, keepAlive, ok("text/plain; version=0.0.4; charset=utf-8", metrics.registry.scrape()));
@@ -126,7 +129,7 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
             }
         } else {
             throw new Refusal(HttpResponseStatus.NOT_FOUND, "no such endpoint: " + path
-                    + " (try /, /pages/..., /fragments/..., /graph/..., /stats, /metrics)");
+                    + " (try /, /pages/..., /fragments/..., /graph/..., /stats, /metrics, POST /admin/compact)");
         }
     }
 
@@ -269,6 +272,23 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
             });
         });
+    }
+
+    /**
+     * Compacts the store online: pages are served and fragments published while it runs, on
+     * other threads; this handler's thread (one of the application executors, not an I/O
+     * thread) waits for it. The answer: the sizes before and after, and what was carried over.
+     */
+    private Map<String, Object> compact() {
+        org.htod.CopyReport r = server.store().compact(org.htod.Progress.NONE);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("file", r.target().toString());
+        out.put("maps", r.maps());
+        out.put("entries", r.entries());
+        out.put("bytesBefore", r.sourceBytes());
+        out.put("bytesAfter", r.targetBytes());
+        out.put("note", r.note());
+        return out;
     }
 
     // ------------------------------------------------------------------ answers

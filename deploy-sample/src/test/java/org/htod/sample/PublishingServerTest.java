@@ -125,6 +125,23 @@ class PublishingServerTest {
     }
 
     @Test
+    void theStoreCompactsOnlineAndKeepsServing() throws Exception {
+        String before = http.get("/pages/index.html").body();
+        long fragments = server.cache().fragmentCount();
+        HttpResponse<String> r = http.method("POST", "/admin/compact");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode c = JSON.readTree(r.body());
+        assertTrue(c.get("bytesBefore").asLong() > 0 && c.get("bytesAfter").asLong() > 0, r.body());
+        assertTrue(c.get("entries").asLong() >= fragments, r.body());
+        assertEquals(fragments, server.cache().fragmentCount(), "every fragment is there after the swap");
+        assertEquals(before, http.get("/pages/index.html").body(), "the site reads the same after the swap");
+        check(http.put("/fragments/compacted/probe.html", "after compaction"), 200, "\"durable\":true");
+        assertEquals("after compaction", http.get("/fragments/compacted/probe.html").body());
+        assertEquals(405, http.get("/admin/compact").statusCode());
+        assertTrue(server.store().verify().ok(), "the compacted store verifies");
+    }
+
+    @Test
     void statsAndMetricsParse() throws Exception {
         http.get("/pages/index.html");
         JsonNode s = JSON.readTree(http.get("/stats").body());
