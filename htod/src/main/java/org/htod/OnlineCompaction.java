@@ -177,27 +177,7 @@ final class OnlineCompaction {
 
     /** The consistent copy, then a check of what was written. */
     private static void copy(HtodStore store, HtodStore out, Path tmp, Progress progress) {
-        StoreCopier copier = new StoreCopier(out, System.currentTimeMillis());
-        long[] total = {-1};
-        long[] done = {0};
-        store.copyEntries(true, t -> {
-            total[0] = t;
-            progress.step(0, t);
-        }, (map, e) -> {
-            copier.add(map, e.key(), e.value(), e.expiry(), e.version());
-            if ((++done[0] & 255) == 0) {
-                progress.step(done[0], total[0]);
-            }
-        });
-        copier.finish();
-        progress.step(done[0], total[0]);
-        for (String name : store.mapNames()) {
-            out.map(name, Codec.bytes(), Codec.bytes()); // empty maps too
-        }
-        VerifyReport v = out.verify();
-        if (!v.ok()) {
-            throw new HtodException("the store written to " + tmp + " does not verify: " + v);
-        }
+        StoreOps.writeCopy(store, out, tmp, progress, true);
     }
 
     /** Writes into {@code out} what was written into the store since the copy began. */

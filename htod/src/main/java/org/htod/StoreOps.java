@@ -127,29 +127,38 @@ final class StoreOps {
     private static long[] copyInto(HtodStore source, BlockDevice dev, Path tmp, Superblock sb, Progress progress,
             boolean frozen) {
         try (HtodStore out = like(Htod.builder(dev), sb).open()) {
-            StoreCopier copier = new StoreCopier(out, System.currentTimeMillis());
-            long[] total = {-1};
-            long[] done = {0};
-            source.copyEntries(frozen, t -> {
-                total[0] = t;
-                progress.step(0, t);
-            }, (map, e) -> {
-                copier.add(map, e.key(), e.value(), e.expiry(), e.version());
-                if ((++done[0] & 255) == 0) {
-                    progress.step(done[0], total[0]);
-                }
-            });
-            copier.finish();
-            progress.step(done[0], total[0]);
-            for (String name : source.mapNames()) {
-                out.map(name, Codec.bytes(), Codec.bytes()); // empty maps too
-            }
-            VerifyReport v = out.verify();
-            if (!v.ok()) {
-                throw new HtodException("the store written to " + tmp + " does not verify: " + v);
-            }
-            return new long[] {copier.entries(), out.mapNames().size()};
+            return writeCopy(source, out, tmp, progress, frozen);
         }
+    }
+
+    /**
+     * Every entry of {@code source} (as of one instant when {@code frozen}) written into {@code
+     * out} with batch allocation, its empty maps created, then {@code out} checked with the
+     * verifier. Returns the entries and maps written.
+     */
+    static long[] writeCopy(HtodStore source, HtodStore out, Path tmp, Progress progress, boolean frozen) {
+        StoreCopier copier = new StoreCopier(out, System.currentTimeMillis());
+        long[] total = {-1};
+        long[] done = {0};
+        source.copyEntries(frozen, t -> {
+            total[0] = t;
+            progress.step(0, t);
+        }, (map, e) -> {
+            copier.add(map, e.key(), e.value(), e.expiry(), e.version());
+            if ((++done[0] & 255) == 0) {
+                progress.step(done[0], total[0]);
+            }
+        });
+        copier.finish();
+        progress.step(done[0], total[0]);
+        for (String name : source.mapNames()) {
+            out.map(name, Codec.bytes(), Codec.bytes()); // empty maps too
+        }
+        VerifyReport v = out.verify();
+        if (!v.ok()) {
+            throw new HtodException("the store written to " + tmp + " does not verify: " + v);
+        }
+        return new long[] {copier.entries(), out.mapNames().size()};
     }
 
     static CopyReport compact(Path path, Progress progress, Function<Path, BlockDevice> files) {

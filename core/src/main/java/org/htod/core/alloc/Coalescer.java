@@ -33,20 +33,9 @@ final class Coalescer {
             h.writeCheckpoint(true);
             h.dev.sync();
         }
-        List<FreeBlock> free = h.lists.all();
-        free.sort(Comparator.comparingLong(b -> b.addr));
-        h.lists.clear();
-        Arrays.fill(h.chainHeads, null);
-        List<FreeBlock> result = new ArrayList<>(free.size());
-        int i = 0;
-        while (i < free.size()) {
+        List<FreeBlock> result = new ArrayList<>();
+        forEachRun(h, (free, i, j, endOfRun) -> {
             FreeBlock first = free.get(i);
-            long endOfRun = first.addr + first.size;
-            int j = i + 1;
-            while (j < free.size() && free.get(j).addr == endOfRun) {
-                endOfRun += free.get(j).size;
-                j++;
-            }
             if (endOfRun == h.tail) {
                 h.tail = first.addr;
             } else if (j - i == 1) {
@@ -61,8 +50,7 @@ final class Coalescer {
                 h.dev.write(merged.addr, b);
                 result.add(merged);
             }
-            i = j;
-        }
+        });
         for (FreeBlock b : result) {
             h.lists.add(b);
         }
@@ -88,19 +76,8 @@ final class Coalescer {
      * which in log mode still say allocated for every block freed since (its frees write nothing).
      */
     private static void mergeInMemory(Heap h) {
-        List<FreeBlock> free = h.lists.all();
-        free.sort(Comparator.comparingLong(b -> b.addr));
-        h.lists.clear();
-        Arrays.fill(h.chainHeads, null);
-        int i = 0;
-        while (i < free.size()) {
+        forEachRun(h, (free, i, j, endOfRun) -> {
             FreeBlock first = free.get(i);
-            long endOfRun = first.addr + first.size;
-            int j = i + 1;
-            while (j < free.size() && free.get(j).addr == endOfRun) {
-                endOfRun += free.get(j).size;
-                j++;
-            }
             if (j - i > 1 || endOfRun == h.tail) {
                 // What was recorded of these extents no longer names a block: a reuse of the
                 // merged block must write a header of its own (log mode writes whole headers).
@@ -120,9 +97,36 @@ final class Coalescer {
                 }
                 h.lists.add(b);
             }
+        });
+        h.coalesces++;
+    }
+
+    /** One run of adjacent free blocks: {@code free[from, to)}, ending at {@code end}. */
+    @FunctionalInterface
+    private interface RunVisitor {
+        void visit(List<FreeBlock> free, int from, int to, long end);
+    }
+
+    /**
+     * Takes every free block off the lists (and the PFL chains), in address order, and hands each
+     * run of adjacent ones to {@code v}, which puts back what the merge leaves.
+     */
+    private static void forEachRun(Heap h, RunVisitor v) {
+        List<FreeBlock> free = h.lists.all();
+        free.sort(Comparator.comparingLong(b -> b.addr));
+        h.lists.clear();
+        Arrays.fill(h.chainHeads, null);
+        int i = 0;
+        while (i < free.size()) {
+            long endOfRun = free.get(i).addr + free.get(i).size;
+            int j = i + 1;
+            while (j < free.size() && free.get(j).addr == endOfRun) {
+                endOfRun += free.get(j).size;
+                j++;
+            }
+            v.visit(free, i, j, endOfRun);
             i = j;
         }
-        h.coalesces++;
     }
 
     /**
