@@ -132,21 +132,12 @@ final class Entries {
             throw where.corrupt(handle, "entry head CRC32C 0x" + Integer.toHexString(actual) + " of its fields and key",
                     "0x" + Integer.toHexString(stored));
         }
-        Head h = new Head();
-        h.next = b.getLong(NEXT_OFFSET);
-        h.tableId = b.getLong(TABLE_ID_OFFSET);
-        h.hash = b.getLong(HASH_OFFSET);
-        h.version = b.getLong(VERSION_OFFSET);
-        h.expiry = b.getLong(EXPIRY_OFFSET);
-        h.keyLength = keyLength;
-        h.valueLength = valueLength;
-        h.valueCrc = b.getInt(VALUE_CRC_OFFSET);
-        return h;
+        return headChecked(b);
     }
 
     /**
-     * The fixed fields of an entry whose bytes were checked by {@link #head} before (the entry
-     * cache's): decoded without computing the CRC again.
+     * The fixed fields of an entry whose bytes were checked by {@link #head} (now, or before: the
+     * entry cache's), decoded without computing the CRC again.
      */
     static Head headChecked(ByteBuffer b) {
         Head h = new Head();

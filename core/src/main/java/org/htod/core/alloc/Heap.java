@@ -648,7 +648,7 @@ public final class Heap implements AutoCloseable {
     }
 
     /** The valid header at {@code pos}, or null: one read. */
-    private BlockHeader headerAt(long pos) {
+    BlockHeader headerAt(long pos) {
         ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
         dev.read(pos, hb);
         return BlockHeader.decode(hb, 0, code, grain);

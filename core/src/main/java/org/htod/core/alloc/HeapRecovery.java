@@ -1,6 +1,5 @@
 package org.htod.core.alloc;
 
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -144,7 +143,6 @@ final class HeapRecovery {
         long skipped = 0;
         long maxStamp = 0;
         long allocatedOnLists = 0;
-        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
         for (int list = 0; list < cp.heads.length; list++) {
             long pos = cp.heads[list];
             while (pos != 0 && seen.add(pos)) {
@@ -152,13 +150,11 @@ final class HeapRecovery {
                     throw new ListsInconsistent("list " + list + " points to offset " + pos + ", outside the blocks ["
                             + h.start + ", " + cp.tail + ")");
                 }
-                hb.clear();
-                h.dev.read(pos, hb);
                 if ((++s.headersRead & (StepListener.EVERY - 1)) == 0) {
                     progress.step(s.headersRead, -1);
                 }
                 s.bytesRead += BlockHeader.SIZE;
-                BlockHeader hd = BlockHeader.decode(hb, 0, h.code, h.grain);
+                BlockHeader hd = h.headerAt(pos);
                 if (hd == null) {
                     throw new ListsInconsistent("list " + list + " reaches offset " + pos + ", where no valid header is");
                 }
