@@ -531,12 +531,18 @@ public final class WriteLayer {
                 boolean idle = System.nanoTime() - idleSince > 1_000_000_000L;
                 if (closing || checkpointWanted || idle || mob.bytes() > mob.capacity() / 2
                         || log.used() > log.regionSize() / 3) {
+                    // A pass that installs "everything" installs what was buffered when it began:
+                    // chasing a steady writer instead would never end, and would install a few
+                    // keys per batch, each batch a sync and a log record, with nothing absorbed.
+                    // Only a close drains the buffer whole (no writer adds to it then).
+                    long passEnd = closing ? Long.MAX_VALUE : log.end();
                     boolean all = closing || checkpointWanted || idle;
                     boolean progress = true;
                     while (progress) {
                         // oldest first, a batch at a time, until below the low-water marks; a
                         // doubling step between batches; a checkpoint whenever the log fills
-                        boolean wanted = all || mob.bytes() > mob.capacity() / 4 || log.used() > log.regionSize() / 4;
+                        boolean wanted = (all && mob.minFirstLsn(Long.MAX_VALUE) < passEnd)
+                                || mob.bytes() > mob.capacity() / 4 || log.used() > log.regionSize() / 4;
                         progress = wanted && installOnce();
                         progress |= doublings();
                         if (log.used() > log.regionSize() / 3) {

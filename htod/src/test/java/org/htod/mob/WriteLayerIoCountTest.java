@@ -131,4 +131,34 @@ class WriteLayerIoCountTest {
             LogStores.verify(again);
         }
     }
+
+    /**
+     * A writer that never pauses, across the flusher's periodic passes: each pass installs what
+     * was buffered when it began, in large batches. A pass that chased the writer instead never
+     * ended, installing the few keys written during each install, every one a sync and a log
+     * record of its own, with nothing left to absorb.
+     */
+    @Test
+    void aSteadyWriterIsInstalledInLargeBatchesNotChased() {
+        CountingDevice dev = new CountingDevice(new SlowSync(new MemoryDevice()));
+        HtodStore s = Htod.builder(dev).grain(64).logSize(16 << 20).durability(Durability.SYNC).open();
+        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+        WriteLayer layer = LogStores.layer(s);
+        long installsBefore = layer.stats().installs;
+        // Long enough for at least two periodic passes (one a second after the last).
+        long until = System.nanoTime() + 2_500_000_000L;
+        int puts = 0;
+        while (System.nanoTime() < until) {
+            m.put("k" + puts % 5000, "v" + puts);
+            puts++;
+        }
+        WriteLayer.Stats st = layer.stats();
+        long installs = st.installs - installsBefore;
+        String report = puts + " puts at SYNC in 2.5 s: " + installs + " installs of " + st.installedKeys + " keys, "
+                + dev.counts().syncs() + " syncs";
+        System.out.println("WriteLayerIoCountTest: " + report);
+        assertTrue(installs >= 1, "a periodic pass installed nothing: " + report);
+        assertTrue(installs <= 10, report);
+        LogStores.closeQuietly(s);
+    }
 }
