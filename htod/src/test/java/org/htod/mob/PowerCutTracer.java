@@ -22,7 +22,7 @@ import org.htod.core.device.SimulatedCrashException;
  *       {@code other}. Whether the cut fell on a write to the first or last 4 KiB of the log
  *       region, where the log wraps.
  *   <li>Rounds of the log: a thread's writes to the log region and the sync that follows them
- *       (a group commit's leader). Round {@code n} is the n-th to begin writing; {@link
+ *       (a group commit's leader), or one durable write to the log region. Round {@code n} is the n-th to begin writing; {@link
  *       #roundsCompleted()} is the last whose sync returned. A writer reads {@link #roundsStarted()}
  *       when its call returns: the round after that one began writing after the call returned,
  *       and the one after it took its records after that, so once round {@code started + 2} has
@@ -114,6 +114,38 @@ final class PowerCutTracer extends ForwardingDevice {
             super.sync();
         } catch (SimulatedCrashException e) {
             cut(false);
+            throw e;
+        }
+        if (mine > 0) {
+            synchronized (this) {
+                roundsCompleted = Math.max(roundsCompleted, mine);
+            }
+        }
+    }
+
+    /**
+     * A round by itself when it goes to the log (a group commit written through), made durable
+     * alone as the crash simulator's durable write is: a layer that counted on it to make other
+     * writes durable loses them here.
+     */
+    @Override
+    public void writeDurable(long pos, ByteBuffer src) {
+        boolean log = pos >= logFrom && pos < logFrom + logSize;
+        long off = pos - logFrom;
+        int len = src.remaining();
+        long[] r = round.get();
+        long mine = r[0];
+        if (log) {
+            noteLogWrite(off);
+            if (mine == 0) {
+                mine = roundsStarted.incrementAndGet();
+            }
+        }
+        r[0] = 0;
+        try {
+            crash.writeDurable(pos, src);
+        } catch (SimulatedCrashException e) {
+            cut(log && (off < 4096 || off + len > logSize - 4096));
             throw e;
         }
         if (mine > 0) {

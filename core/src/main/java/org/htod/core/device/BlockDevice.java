@@ -18,6 +18,8 @@ import java.nio.ByteBuffer;
  *       org.htod.core.StoreFullException} before anything is written.
  *   <li>A write is durable only after a later {@link #sync()} returns. Until then a crash may
  *       keep it, drop it, or tear it at {@link #sectorSize()} granularity.
+ *   <li>{@link #writeDurable} is a write that is durable when it returns, by itself: other writes
+ *       not yet synced may or may not become durable with it, and no caller may count on either.
  *   <li>Offsets are 64-bit; no limit at 2 or 4 GB.
  *   <li>After {@link #close()}, every call but {@code close} throws {@link
  *       org.htod.core.StoreClosedException}.
@@ -36,6 +38,19 @@ public interface BlockDevice extends AutoCloseable {
 
     /** Makes every write that returned before this call durable. */
     void sync();
+
+    /**
+     * Writes {@code src.remaining()} bytes at {@code pos} and returns once they are durable; a
+     * crash during the call may keep, drop or tear them, as for an unsynced write. Unlike {@link
+     * #write} followed by {@link #sync}, it need not make any other write durable, which lets a
+     * file device write through ({@code O_DSYNC}) without also flushing every page other threads
+     * dirtied in the file: the log's group commit uses it, so that a commit waits for its own
+     * frames only, not for the flusher's installs. The default is that write and sync.
+     */
+    default void writeDurable(long pos, ByteBuffer src) {
+        write(pos, src);
+        sync();
+    }
 
     /** Bytes the device currently holds: the highest written offset for files, the capacity for disks. */
     long size();

@@ -80,4 +80,15 @@ public final class CountingDevice extends ForwardingDevice {
         inner.sync();
         syncs.increment();
     }
+
+    /** One write and one sync in the counts, whichever way the device below makes it durable. */
+    @Override
+    public void writeDurable(long pos, ByteBuffer src) {
+        int len = src.remaining();
+        inner.writeDurable(pos, src);
+        writes.increment();
+        bytesWritten.add(len);
+        syncs.increment();
+        seek(pos, len);
+    }
 }

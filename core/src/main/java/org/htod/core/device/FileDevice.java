@@ -2,6 +2,7 @@ package org.htod.core.device;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -10,8 +11,9 @@ import org.htod.core.StoreClosedException;
 import org.htod.core.StoreFullException;
 
 /**
- * A store in one file, through one {@link FileChannel}: positional reads and writes, {@code
- * force(false)} for sync (data, not metadata such as the modification time), and an exclusive
+ * A store in one file, through a {@link FileChannel}: positional reads and writes, {@code
+ * force(false)} for sync (data, not metadata such as the modification time), a second descriptor
+ * opened {@code O_DSYNC} for {@link #writeDurable}, and an exclusive
  * {@link FileLock} held while open, so that no second store, in this process or another, opens
  * the same file. A second open in this process is refused before it opens a descriptor, since
  * closing one would drop the first open's lock (see {@code ProcessLocks}).
@@ -23,14 +25,22 @@ public final class FileDevice implements BlockDevice {
     private final Path path;
     private final LockedChannel held;
     private final FileChannel channel;
+    /**
+     * A second descriptor on the same file, opened {@code O_DSYNC}, for {@link #writeDurable}: a
+     * write through it waits for its own pages only, where {@code force} writes back every dirty
+     * page of the file. Writing through it needs no lock of its own (the file lock is the
+     * process's); closing it would drop that lock, so it is closed only with the device.
+     */
+    private final FileChannel durableChannel;
     private final long capacity;
     private final int sectorSize;
     private volatile boolean closed;
 
-    private FileDevice(Path path, LockedChannel held, long capacity, int sectorSize) {
+    private FileDevice(Path path, LockedChannel held, FileChannel durableChannel, long capacity, int sectorSize) {
         this.path = path;
         this.held = held;
         this.channel = held.channel;
+        this.durableChannel = durableChannel;
         this.capacity = capacity;
         this.sectorSize = sectorSize;
     }
@@ -54,7 +64,16 @@ public final class FileDevice implements BlockDevice {
         LockedChannel held = LockedChannel.open(path,
                 java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE), true,
                 e -> new HtodIOException("cannot open " + path, e instanceof IOException io ? io : new IOException(e)));
-        return new FileDevice(path, held, capacity, sectorSize);
+        FileChannel durable;
+        try {
+            // Opened after the lock is held, so that it is the locked file's descriptor.
+            durable = FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.DSYNC);
+        } catch (IOException | RuntimeException e) {
+            held.close();
+            throw new HtodIOException("cannot open " + path + " for synchronous writes",
+                    e instanceof IOException io ? io : new IOException(e));
+        }
+        return new FileDevice(path, held, durable, capacity, sectorSize);
     }
 
 
@@ -108,6 +127,30 @@ public final class FileDevice implements BlockDevice {
         held.sync();
     }
 
+    /** Through the {@code O_DSYNC} descriptor: durable when it returns, without a {@code force} of the whole file. */
+    @Override
+    public void writeDurable(long pos, ByteBuffer src) {
+        ensureOpen();
+        int len = src.remaining();
+        if (pos < 0 || pos > capacity - len) {
+            throw new StoreFullException("write of " + len + " bytes at offset " + pos + " exceeds the capacity " + capacity
+                    + " of " + path);
+        }
+        try {
+            long at = pos;
+            while (src.hasRemaining()) {
+                at += durableChannel.write(src, at);
+            }
+        } catch (IOException e) {
+            if (e instanceof ClosedChannelException) {
+                // An interrupt closed the descriptor, and with it the process's lock on the file:
+                // the device must be reopened, as after an interrupt of the main channel.
+                LockedChannel.closeQuietly(channel);
+            }
+            throw held.error("synchronous write of " + len + " bytes at offset " + pos, e);
+        }
+    }
+
 
     @Override
     public long size() {
@@ -144,6 +187,7 @@ public final class FileDevice implements BlockDevice {
             return;
         }
         closed = true;
+        LockedChannel.closeQuietly(durableChannel);
         held.close();
     }
 

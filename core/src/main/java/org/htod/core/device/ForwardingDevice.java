@@ -4,6 +4,9 @@ import java.nio.ByteBuffer;
 
 /**
  * A device that passes every call to another; wrappers override what they observe or change.
+ * {@link #writeDurable} is the exception: it stays the interface's write then sync through this
+ * wrapper's own {@link #write} and {@link #sync}, so that a wrapper overriding those two sees
+ * every write; one that passes it down (the counting device) says so.
  */
 public abstract class ForwardingDevice implements BlockDevice {
     protected final BlockDevice inner;

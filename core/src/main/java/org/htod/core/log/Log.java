@@ -27,6 +27,9 @@ import org.htod.core.device.BlockDevice;
  * record appended so far, writes them in one device write (two at the end of a lap) and syncs
  * once, while later appends gather for the next leader. Each waiter returns when a sync covers
  * its record. A lone writer waits for exactly one write and one sync; there is no timed wait.
+ * When every record before the group is durable, the write is a {@link
+ * BlockDevice#writeDurable} and stands for the sync: on a file, it waits for the log's own
+ * frames only, not for every page of the file the flusher has written since the last sync.
  * A write restarts in the middle of a frame when the previous one ended there: the frame is
  * rewritten with the same bytes before the new ones, which a tear at sector granularity cannot
  * harm (the frame is then the old one, or the new).
@@ -198,7 +201,7 @@ public final class Log {
         long fs = Frames.frameStart(from);
         ByteBuffer frame = ByteBuffer.allocate(Frames.FRAME);
         Frames.encode(frame, 0, fs, e, ByteBuffer.wrap(tail), 0, (int) (from - fs));
-        writeOut(fs, frame);
+        writeOut(fs, frame, false);
         long lastBefore = Frames.frameStart(s + regionSize - 1);
         allFormatted = lastBefore > fs && !zeroFrame(lastBefore);
         formattedTo = fs + Frames.PAYLOAD;
@@ -229,7 +232,7 @@ public final class Log {
             return false;
         }
         int n = (int) ((limit - formattedTo) / Frames.PAYLOAD);
-        writeOut(formattedTo, blankFrames(n));
+        writeOut(formattedTo, blankFrames(n), false);
         // Durable before any frame of the log lands there: a frame a crash then drops reads as
         // blank, never as zero before a written one.
         dev.sync();
@@ -354,10 +357,17 @@ public final class Log {
         try {
             Records.seal(batch, from, base, regionSize);
             formatAhead(to);
-            ByteBuffer stream = writeFrames(from, batch, frameEpoch);
-            if (sync) {
+            // When everything before from is durable already, these frames are all a sync must
+            // cover: written through (BlockDevice.writeDurable), the commit waits for them alone,
+            // not for the pages the flusher's installs dirtied since the last sync. Records written
+            // ahead without a sync (at NONE), or frames split at the lap's end, take the sync of
+            // the whole device.
+            boolean through = sync && base == from;
+            Written w = writeFrames(from, batch, frameEpoch, through);
+            if (sync && !w.durable()) {
                 dev.sync();
             }
+            ByteBuffer stream = w.stream();
             ok = true;
             // Only now: a failed sync drops these records, and a heal rewrites the frame holding
             // from with the bytes before from, which the tail must still hold then.
@@ -548,7 +558,7 @@ public final class Log {
      * it, then the rest. One device write, two across the lap's end. Returns the stream bytes
      * written, from the start of the frame holding {@code from}.
      */
-    private ByteBuffer writeFrames(long from, ByteBuffer bytes, long frameEpoch) {
+    private Written writeFrames(long from, ByteBuffer bytes, long frameEpoch, boolean durably) {
         long fs = Frames.frameStart(from);
         int prefix = (int) (from - fs);
         ByteBuffer stream = ByteBuffer.allocate(prefix + bytes.remaining());
@@ -565,9 +575,11 @@ public final class Log {
             Frames.encode(out, i * Frames.FRAME, fs + (long) i * Frames.PAYLOAD, frameEpoch, stream, i * Frames.PAYLOAD,
                     fill);
         }
-        writeOut(fs, out);
-        return stream;
+        return new Written(stream, writeOut(fs, out, durably));
     }
+
+    /** What {@link #writeFrames} wrote: the stream bytes, and whether they are durable already. */
+    private record Written(ByteBuffer stream, boolean durable) {}
 
     /** After a write of {@code stream} (see {@link #writeFrames}) of records from {@code from}: its last frame is the tail. */
     private void advanceTail(long from, ByteBuffer stream) {
@@ -580,17 +592,29 @@ public final class Log {
         tailFrame = last;
     }
 
-    /** Writes whole frames whose first holds position {@code fs}: one write, or two across the lap's end. */
-    private void writeOut(long fs, ByteBuffer frames) {
+    /**
+     * Writes whole frames whose first holds position {@code fs}: one write, or two across the
+     * lap's end. With {@code durably}, one write is a durable write; returns whether it was
+     * (across the lap's end, the caller syncs after both, so that one sync covers a group).
+     */
+    private boolean writeOut(long fs, ByteBuffer frames, boolean durably) {
         long first = (fs % regionSize) / Frames.PAYLOAD;
         long inLap = regionBytes / Frames.FRAME;
         int n = (int) Math.min(frames.remaining() / Frames.FRAME, inLap - first) * Frames.FRAME;
         ByteBuffer part = frames.duplicate();
         part.limit(n);
-        dev.write(regionOffset + first * Frames.FRAME, part);
-        if (n < frames.remaining()) {
-            dev.write(regionOffset, frames.duplicate().position(n));
+        long at = regionOffset + first * Frames.FRAME;
+        if (n == frames.remaining()) {
+            if (durably) {
+                dev.writeDurable(at, part);
+            } else {
+                dev.write(at, part);
+            }
+            return durably;
         }
+        dev.write(at, part);
+        dev.write(regionOffset, frames.duplicate().position(n));
+        return false;
     }
 
     /** A failed write or sync: every record from {@code from} on is dropped. */
@@ -650,7 +674,7 @@ public final class Log {
             ByteBuffer out = blankFrames(frames);
             ByteBuffer before = ByteBuffer.wrap(fs == tailFrame ? tail : new byte[Frames.PAYLOAD]);
             Frames.encode(out, 0, fs, e, before, 0, (int) (from - fs));
-            writeOut(fs, out);
+            writeOut(fs, out, false);
             dev.sync();
             synchronized (this) {
                 failure = null;

@@ -147,6 +147,7 @@ abstract class BlockDeviceContractTest {
         assertThrows(StoreClosedException.class, () -> d.read(0, ByteBuffer.allocate(1)));
         assertThrows(StoreClosedException.class, () -> d.write(0, ByteBuffer.allocate(1)));
         assertThrows(StoreClosedException.class, d::sync);
+        assertThrows(StoreClosedException.class, () -> d.writeDurable(0, ByteBuffer.allocate(1)));
         assertThrows(StoreClosedException.class, d::size);
         assertDoesNotThrow(d::close);
     }
@@ -191,5 +192,30 @@ abstract class BlockDeviceContractTest {
         d.sync();
         assertArrayEquals(new byte[] {9, 8, 7}, read(d, 4096, 3, true));
         assertEquals(true, Integer.bitCount(d.sectorSize()) == 1, "sector size is a power of two");
+    }
+
+    @Test
+    void aDurableWriteLandsAsAWriteDoesAndIsRefusedBeyondTheCapacity() throws Exception {
+        BlockDevice d = device();
+        SplittableRandom r = new SplittableRandom(7);
+        byte[] model = new byte[64 << 10];
+        for (int i = 0; i < 200; i++) {
+            byte[] data = bytes(r, 1 + r.nextInt(3000));
+            int pos = r.nextInt(model.length - data.length);
+            ByteBuffer src = ByteBuffer.wrap(data);
+            if (r.nextBoolean()) {
+                d.writeDurable(pos, src);
+            } else {
+                d.write(pos, src);
+            }
+            assertEquals(data.length, src.position(), "the write consumes its buffer");
+            System.arraycopy(data, 0, model, pos, data.length);
+        }
+        d.sync();
+        long written = d.size();
+        assertArrayEquals(java.util.Arrays.copyOf(model, (int) Math.min(model.length, written)),
+                read(d, 0, (int) Math.min(model.length, written), false));
+        long cap = d.capacity();
+        assertThrows(StoreFullException.class, () -> d.writeDurable(cap - 2, ByteBuffer.wrap(new byte[4])));
     }
 }

@@ -2,6 +2,7 @@ package org.htod.core.device;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.htod.core.StoreClosedException;
@@ -27,6 +28,13 @@ import org.htod.core.StoreClosedException;
  *   <li>the call at the cut, and every later write and sync, throws {@link
  *       SimulatedCrashException}; reads still see what was written, until {@link #crash}.
  * </ul>
+ *
+ * <p>{@link #writeDurable} counts as a write and, with {@link Counting#WRITES_AND_SYNCS}, a
+ * sync after it: cut at the write, it is a write at the cut; cut at the sync, it stays pending.
+ * Otherwise it reaches the device below at once, and alone: the writes pending before it stay
+ * pending (less what it overwrote, since it lands after them), which is the least a write through
+ * ({@code O_DSYNC}) promises, so that a layer counting on it to make anything else durable fails
+ * the crash tests.
  */
 public final class CrashDevice implements BlockDevice {
     /** Which calls an armed power cut counts. */
@@ -182,6 +190,40 @@ public final class CrashDevice implements BlockDevice {
         }
         pending.clear();
         below.sync();
+    }
+
+    @Override
+    public synchronized void writeDurable(long pos, ByteBuffer src) {
+        int before = pending.size();
+        write(pos, src); // a cut here throws, the write lost or pending as a write at the cut
+        if (pending.size() == before) {
+            return; // empty, or refused below
+        }
+        if (counting == Counting.WRITES_AND_SYNCS && reachesCut()) {
+            cutAtSync = true;
+            throw new SimulatedCrashException("power lost while a synchronous write of " + below.name()
+                    + " was being made durable; it may land whole, torn or not at all");
+        }
+        Pending mine = pending.remove(pending.size() - 1);
+        below.writeDurable(mine.pos, ByteBuffer.wrap(mine.data));
+        long from = mine.pos;
+        long to = mine.pos + mine.data.length;
+        List<Pending> rest = new ArrayList<>(pending.size());
+        for (Pending p : pending) { // what it overwrote can no longer land over it
+            long pEnd = p.pos + p.data.length;
+            if (pEnd <= from || p.pos >= to) {
+                rest.add(p);
+                continue;
+            }
+            if (p.pos < from) {
+                rest.add(new Pending(p.pos, Arrays.copyOfRange(p.data, 0, (int) (from - p.pos))));
+            }
+            if (pEnd > to) {
+                rest.add(new Pending(to, Arrays.copyOfRange(p.data, (int) (to - p.pos), p.data.length)));
+            }
+        }
+        pending.clear();
+        pending.addAll(rest);
     }
 
     private boolean reachesCut() {

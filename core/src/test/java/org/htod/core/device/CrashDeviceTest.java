@@ -299,4 +299,53 @@ class CrashDeviceTest {
         assertEquals(0, dev.writeCount());
         assertFalse(dev.powerCut(), "a refused write is no I/O, and does not reach the cut");
     }
+
+    /**
+     * A durable write lands at once and alone: it survives every crash, whatever is pending; the
+     * writes pending before it stay pending (some seed drops each), less what it overwrote, which
+     * can no longer land over it.
+     */
+    @Test
+    void aDurableWriteSurvivesAloneAndEarlierPendingWritesStayPending() {
+        boolean earlierDropped = false;
+        boolean earlierKept = false;
+        for (long seed = 0; seed < 200L * SCALE; seed++) {
+            MemoryDevice m = new MemoryDevice(1 << 20, SECTOR);
+            CrashDevice d = new CrashDevice(m);
+            d.write(0, ByteBuffer.wrap(new byte[4096]));
+            d.sync();
+            byte[] a = new byte[1024];
+            Arrays.fill(a, (byte) 1);
+            d.write(0, ByteBuffer.wrap(a)); // pending, partly overwritten below
+            byte[] c = new byte[512];
+            Arrays.fill(c, (byte) 3);
+            d.write(2048, ByteBuffer.wrap(c)); // pending, untouched
+            byte[] b = new byte[1024];
+            Arrays.fill(b, (byte) 2);
+            d.writeDurable(512, ByteBuffer.wrap(b));
+            assertEquals(2, d.pendingWrites(), "the durable write is not pending; the earlier ones are");
+            d.crash(seed);
+            byte[] p = new byte[4096];
+            m.read(0, ByteBuffer.wrap(p));
+            for (int i = 512; i < 1536; i++) {
+                assertEquals(2, p[i], "seed " + seed + ": byte " + i + " of the durable write");
+            }
+            for (int i = 0; i < 512; i++) {
+                assertTrue(p[i] == 0 || p[i] == 1, "seed " + seed + ": byte " + i + " is old or the earlier write's");
+            }
+            earlierDropped |= p[2048] == 0;
+            earlierKept |= p[2048] == 3;
+        }
+        assertTrue(earlierDropped && earlierKept, "a durable write made an earlier, unrelated write durable, or none ever landed");
+    }
+
+    @Test
+    void aPowerCutAtTheSyncOfADurableWriteLeavesItPending() {
+        MemoryDevice m = new MemoryDevice(1 << 20, SECTOR);
+        CrashDevice d = new CrashDevice(m);
+        d.armPowerCut(2, CrashDevice.Counting.WRITES_AND_SYNCS, CrashDevice.CutWrite.LOST);
+        assertThrows(SimulatedCrashException.class, () -> d.writeDurable(0, ByteBuffer.wrap(new byte[] {5})));
+        assertTrue(d.cutAtSync(), "the cut fell on the sync half");
+        assertEquals(1, d.pendingWrites(), "the write stays pending, for the crash to decide");
+    }
 }

@@ -18,6 +18,7 @@ import org.htod.core.device.BlockDevice;
 import org.htod.core.device.CountingDevice;
 import org.htod.core.device.CrashDevice;
 import org.htod.core.device.FaultyDevice;
+import org.htod.core.device.ForwardingDevice;
 import org.htod.core.device.MemoryDevice;
 import org.junit.jupiter.api.Test;
 
@@ -156,6 +157,56 @@ class LogTest {
             assertEquals(1, dev.counts().syncs() - syncs, "record " + i);
             log.release(log.durable());
         }
+    }
+
+    /** Records which calls reach the device: plain writes, syncs, and durable writes. */
+    private static final class CallLog extends ForwardingDevice {
+        final List<String> calls = Collections.synchronizedList(new ArrayList<>());
+
+        CallLog(BlockDevice inner) {
+            super(inner);
+        }
+
+        @Override
+        public void write(long pos, ByteBuffer src) {
+            calls.add("write");
+            super.write(pos, src);
+        }
+
+        @Override
+        public void sync() {
+            calls.add("sync");
+            super.sync();
+        }
+
+        @Override
+        public void writeDurable(long pos, ByteBuffer src) {
+            calls.add("durable");
+            inner.writeDurable(pos, src);
+        }
+    }
+
+    @Test
+    void aCommitAfterDurableRecordsIsOneDurableWriteAndAfterUnsyncedOnesAWriteAndASync() {
+        CallLog dev = new CallLog(new MemoryDevice());
+        Log.format(dev, REGION, 4L << 20); // a region written whole once: the log never formats ahead
+        Log log = log(dev, 4L << 20, 0, 0, 1);
+        log.awaitDurable(log.append(DATA, payload(0, 100)));
+        dev.calls.clear();
+        log.awaitDurable(log.append(DATA, payload(1, 100)));
+        assertEquals(List.of("durable"), dev.calls, "nothing before the record waits for a sync: its frames are written through");
+        // More than the write-ahead threshold appended without a wait: written, not synced.
+        long id = 2;
+        while (dev.calls.size() == 1) {
+            log.append(DATA, payload(id++, 4000));
+        }
+        assertEquals(List.of("durable", "write"), dev.calls, "the records beyond the threshold are written ahead, unsynced");
+        dev.calls.clear();
+        log.awaitDurable(log.append(DATA, payload(id, 100)));
+        assertEquals(List.of("write", "sync"), dev.calls, "records written ahead need the whole device synced");
+        dev.calls.clear();
+        log.awaitDurable(log.append(DATA, payload(id + 1, 100)));
+        assertEquals(List.of("durable"), dev.calls);
     }
 
     @Test
