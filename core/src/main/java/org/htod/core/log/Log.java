@@ -26,7 +26,10 @@ import org.htod.core.device.BlockDevice;
  * it durable. The first waiter finding no write in progress becomes the leader: it takes every
  * record appended so far, writes them in one device write (two at the end of a lap) and syncs
  * once, while later appends gather for the next leader. Each waiter returns when a sync covers
- * its record. A lone writer waits for exactly one write and one sync; there is no timed wait.
+ * its record. A lone writer waits for exactly one write and one sync; there is no timed wait
+ * for it. A leader whose group is smaller than the last one yields the processor to the writers
+ * that group released for at most half a commit, so that they do not miss the commit by a hair
+ * (see {@link #gather}).
  * When every record before the group is durable, the write is a {@link
  * BlockDevice#writeDurable} and stands for the sync: on a file, it waits for the log's own
  * frames only, not for every page of the file the flusher has written since the last sync.
@@ -89,7 +92,12 @@ public final class Log {
     private long stalls;
     private long groups;
     private long groupRecords;
-    private long recordsInPending;
+    /** Written under this monitor; read without it by a leader gathering its group. */
+    private volatile long recordsInPending;
+    /** Records the last group commit carried: how many writers were committing together then. */
+    private long lastGroupRecords;
+    /** Nanoseconds a group commit's write and sync take, a moving average; the leader's alone. */
+    private long commitNanos;
 
     /**
      * A log over {@code [regionOffset, regionOffset + regionBytes)} of {@code dev}, whose next
@@ -522,6 +530,7 @@ public final class Log {
             long to;
             long base;
             long e;
+            long gatherFor;
             synchronized (this) {
                 while (true) {
                     if (generation != gen) {
@@ -537,6 +546,19 @@ public final class Log {
                     waitQuietly();
                 }
                 leader = true;
+                gatherFor = recordsInPending < lastGroupRecords ? lastGroupRecords : 0;
+            }
+            if (gatherFor > 1) {
+                gather(gatherFor);
+            }
+            synchronized (this) {
+                try {
+                    ensureUsable();
+                } catch (HtodException x) {
+                    leader = false;
+                    notifyAll();
+                    throw x;
+                }
                 from = pendingFrom;
                 to = end;
                 base = durable;
@@ -546,9 +568,28 @@ public final class Log {
                 pendingFrom = to;
                 groups++;
                 groupRecords += recordsInPending;
+                lastGroupRecords = recordsInPending;
                 recordsInPending = 0;
             }
+            long t0 = System.nanoTime();
             writeTaken(batch, from, to, base, e, true);
+            long took = System.nanoTime() - t0;
+            commitNanos = commitNanos == 0 ? took : (7 * commitNanos + took) / 8; // still the leader's: written before it let go
+        }
+    }
+
+    /**
+     * A new leader whose group is smaller than the last one: the writers that group released are
+     * most likely on their way back with their next records, and each that misses this commit
+     * waits a whole commit for the next. So the leader yields the processor to them for at most
+     * half a commit's time, or until as many records as the last group carried are in. A
+     * lone writer (a last group of one) never waits, and a group that no longer comes back costs
+     * one such wait before the last group's size says so.
+     */
+    private void gather(long records) {
+        long deadline = System.nanoTime() + commitNanos / 2;
+        while (recordsInPending < records && System.nanoTime() < deadline) {
+            Thread.yield();
         }
     }
 
