@@ -345,9 +345,21 @@ public final class Htod {
          * Opens the store, creating it if the device is empty and {@link #createIfMissing} allows,
          * and recovering it if it was not closed cleanly ({@link HtodStore#recoveryReport()}).
          *
+         * <p>A store in a file: once it is open, and so locked, the files a copy or compaction into
+         * its name left when its process died ({@code NAME.partial-HEX}, none of them locked by a
+         * copy still going on) are deleted.
+         *
          * @throws NotAStoreException if the device is empty and creation is off, or holds something else
          */
         public HtodStore open() {
+            HtodStore s = openStore();
+            if (path != null) {
+                StoreOps.removeLeftovers(path);
+            }
+            return s;
+        }
+
+        private HtodStore openStore() {
             ContainerConfig cfg = container.build();
             CountingDevice device = new CountingDevice(opener.open(createIfMissing), false); // stats(), metrics
             boolean direct = this.direct;

@@ -5,8 +5,10 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -57,6 +59,40 @@ final class StoreOps {
     static Path temporary(Path target) {
         Path abs = target.toAbsolutePath();
         return abs.resolveSibling(abs.getFileName() + ".partial-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+    }
+
+    /**
+     * Deletes the files a copy or compaction into {@code store}'s name left behind when its
+     * process died ({@link #temporary} names them), once the store is open and locked: none of
+     * them can then become the store (a compaction renames only while it holds the store open),
+     * and one that no open device holds locked is written by no copy either. Returns how many.
+     * One that is locked (a copy into that name going on), or that cannot be opened, is left.
+     */
+    static int removeLeftovers(Path store) {
+        Path abs = store.toAbsolutePath();
+        String prefix = abs.getFileName() + ".partial-";
+        int removed = 0;
+        try (DirectoryStream<Path> found = Files.newDirectoryStream(abs.getParent(), p -> {
+            String n = p.getFileName().toString();
+            return n.startsWith(prefix) && n.length() > prefix.length()
+                    && n.substring(prefix.length()).chars().allMatch(c -> Character.digit(c, 16) >= 0);
+        })) {
+            for (Path p : found) {
+                if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                    continue;
+                }
+                try (FileDevice held = FileDevice.open(p)) {
+                    Files.delete(p); // deleted while held, so that no copy can lock it between
+                    removed++;
+                    LOG.log(System.Logger.Level.INFO, () -> "deleted " + p + ", left by a copy or compaction that did not finish");
+                } catch (HtodException | IOException e) {
+                    LOG.log(System.Logger.Level.DEBUG, () -> "left " + p + ": " + e.getMessage());
+                }
+            }
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, () -> "cannot look for leftovers beside " + abs + ": " + e);
+        }
+        return removed;
     }
 
     static void refuseExisting(Path target) {

@@ -96,8 +96,8 @@ public final class Log {
     private volatile long recordsInPending;
     /** Records the last group commit carried: how many writers were committing together then. */
     private long lastGroupRecords;
-    /** Nanoseconds a group commit's write and sync take, a moving average; the leader's alone. */
-    private long commitNanos;
+    /** Nanoseconds a group commit's write and sync take, a moving average: written by the leader that just let go, read by the next. */
+    private volatile long commitNanos;
 
     /**
      * A log over {@code [regionOffset, regionOffset + regionBytes)} of {@code dev}, whose next
@@ -574,7 +574,8 @@ public final class Log {
             long t0 = System.nanoTime();
             writeTaken(batch, from, to, base, e, true);
             long took = System.nanoTime() - t0;
-            commitNanos = commitNanos == 0 ? took : (7 * commitNanos + took) / 8; // still the leader's: written before it let go
+            long avg = commitNanos;
+            commitNanos = avg == 0 ? took : (7 * avg + took) / 8; // a racing leader's update may be lost: it is an estimate
         }
     }
 
