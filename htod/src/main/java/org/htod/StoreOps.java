@@ -81,12 +81,18 @@ final class StoreOps {
                 if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
                     continue;
                 }
-                try (FileDevice held = FileDevice.open(p)) {
+                FileDevice held = null;
+                try {
+                    held = FileDevice.open(p); // refused while a copy holds it
                     Files.delete(p); // deleted while held, so that no copy can lock it between
                     removed++;
                     LOG.log(System.Logger.Level.INFO, () -> "deleted " + p + ", left by a copy or compaction that did not finish");
                 } catch (HtodException | IOException e) {
                     LOG.log(System.Logger.Level.DEBUG, () -> "left " + p + ": " + e.getMessage());
+                } finally {
+                    if (held != null) {
+                        held.close();
+                    }
                 }
             }
         } catch (IOException e) {
