@@ -50,6 +50,22 @@ public final class Htod {
     /** The largest default size of the read caches: 1 GiB. */
     public static final long MAX_DEFAULT_CACHE_SIZE = 1L << 30;
 
+    /**
+     * The read caches' default size in this JVM ({@link Builder#cacheSize}): a sixteenth of its
+     * largest heap, at least {@link #DEFAULT_CACHE_SIZE} and at most {@link #MAX_DEFAULT_CACHE_SIZE}.
+     */
+    public static long defaultCacheSize() {
+        return Math.max(DEFAULT_CACHE_SIZE, Math.min(MAX_DEFAULT_CACHE_SIZE, Runtime.getRuntime().maxMemory() / 16));
+    }
+
+    /**
+     * The write buffer's default size in this JVM ({@link Builder#bufferSize}): {@link
+     * #DEFAULT_BUFFER_SIZE}, or an eighth of its largest heap where that is less, at least 1 MiB.
+     */
+    public static long defaultBufferSize() {
+        return Math.max(1L << 20, Math.min(DEFAULT_BUFFER_SIZE, Runtime.getRuntime().maxMemory() / 8));
+    }
+
     private Htod() {}
 
     /**
@@ -163,12 +179,11 @@ public final class Htod {
         private boolean createIfMissing = true;
         private Clock clock = Clock.systemUTC();
         private int loadPermille = HashtableOnDisk.DEFAULT_LOAD_PERMILLE;
-        private long cacheSize = Math.max(DEFAULT_CACHE_SIZE,
-                Math.min(MAX_DEFAULT_CACHE_SIZE, Runtime.getRuntime().maxMemory() / 16));
+        private long cacheSize = defaultCacheSize();
         private int maxPendingLinks = TableOptions.DEFAULT_MAX_PENDING_LINKS;
         private boolean direct;
         private boolean asStored;
-        private long bufferSize = Math.max(1L << 20, Math.min(DEFAULT_BUFFER_SIZE, Runtime.getRuntime().maxMemory() / 8));
+        private long bufferSize = defaultBufferSize();
         private int installBatch = 4096;
         private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
         private Progress progress = Progress.NONE;

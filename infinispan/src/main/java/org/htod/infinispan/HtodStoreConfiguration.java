@@ -25,8 +25,9 @@ public class HtodStoreConfiguration extends AbstractStoreConfiguration<HtodStore
             AttributeDefinition.builder("durability", Durability.SYNC).immutable().build();
     static final AttributeDefinition<Long> SYNC_INTERVAL =
             AttributeDefinition.builder("sync-interval", 1000L).immutable().build();
+    /** htod's own default (a sixteenth of the heap, 8 MiB to 1 GiB): reads that miss Infinispan's memory find their entry there. */
     static final AttributeDefinition<Long> CACHE_SIZE =
-            AttributeDefinition.builder("cache-size", Htod.DEFAULT_CACHE_SIZE).immutable().build();
+            AttributeDefinition.builder("cache-size", Htod.defaultCacheSize()).immutable().build();
     static final AttributeDefinition<StorageMethod> STORAGE_METHOD =
             AttributeDefinition.builder("storage-method", StorageMethod.TS).immutable().build();
     static final AttributeDefinition<Integer> GRAIN = AttributeDefinition.builder("grain", 512).immutable().build();
@@ -40,7 +41,7 @@ public class HtodStoreConfiguration extends AbstractStoreConfiguration<HtodStore
     static final AttributeDefinition<Long> LOG_SIZE =
             AttributeDefinition.builder("log-size", DEFAULT_LOG_SIZE).immutable().build();
     static final AttributeDefinition<Long> BUFFER_SIZE =
-            AttributeDefinition.builder("buffer-size", Htod.DEFAULT_BUFFER_SIZE).immutable().build();
+            AttributeDefinition.builder("buffer-size", Htod.defaultBufferSize()).immutable().build();
 
     public static AttributeSet attributeDefinitionSet() {
         return new AttributeSet(HtodStoreConfiguration.class, AbstractStoreConfiguration.attributeDefinitionSet(), LOCATION,

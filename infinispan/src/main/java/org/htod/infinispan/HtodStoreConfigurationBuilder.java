@@ -66,7 +66,11 @@ public class HtodStoreConfigurationBuilder
         return this;
     }
 
-    /** Bytes of htod's cache of entries read from disk, 0 for none; default 8 MiB. */
+    /**
+     * Bytes of htod's read caches (entries read from disk, and bucket slots), 0 for none; default
+     * htod's: a sixteenth of the JVM's largest heap, at least 8 MiB and at most 1 GiB, per cache
+     * and node.
+     */
     public HtodStoreConfigurationBuilder cacheSize(long bytes) {
         checkCacheSize(bytes);
         attributes.attribute(CACHE_SIZE).set(bytes);
@@ -120,7 +124,8 @@ public class HtodStoreConfigurationBuilder
     /**
      * Bytes of memory for htod's write buffer (log mode): changes logged but not yet installed in
      * the tables, which reads look into first; writers wait while it is full. At least 64 KiB;
-     * default 64 MiB, per cache and node.
+     * default htod's: 64 MiB, or an eighth of the JVM's largest heap where that is less, per
+     * cache and node.
      */
     public HtodStoreConfigurationBuilder bufferSize(long bytes) {
         checkBufferSize(bytes);

@@ -45,7 +45,8 @@ class HtodStoreConfigurationTest {
         assertEquals(null, c.location());
         assertFalse(c.directMode(), "log mode by default: atomic batches, a crash reopen that replays the log");
         assertEquals(64L << 20, c.logSize());
-        assertEquals(Htod.DEFAULT_BUFFER_SIZE, c.bufferSize());
+        assertEquals(Htod.defaultBufferSize(), c.bufferSize(), "htod's own default");
+        assertEquals(Htod.defaultCacheSize(), c.cacheSize(), "htod's own default, not its 8 MiB floor");
     }
 
     @Test
