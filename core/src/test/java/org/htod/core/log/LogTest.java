@@ -209,6 +209,29 @@ class LogTest {
         assertEquals(List.of("durable"), dev.calls);
     }
 
+    /**
+     * Records written ahead without a sync, then one waited for: the commit must make all of them
+     * durable, since recovery reads the log up to its first gap. A durable write of the last
+     * record alone would leave the ones before it to chance.
+     */
+    @Test
+    void aCommitAfterRecordsWrittenAheadMakesThemDurableToo() {
+        for (long seed = 0; seed < 20L * SCALE; seed++) {
+            MemoryDevice disk = new MemoryDevice();
+            CrashDevice dev = new CrashDevice(disk);
+            Log.format(dev, REGION, 4L << 20);
+            Log log = log(dev, 4L << 20, 0, 0, 1);
+            long id = 0;
+            while (dev.pendingWrites() == 0) { // until the appends are written ahead
+                log.append(DATA, payload(id++, 4000));
+            }
+            log.awaitDurable(log.append(DATA, payload(id, 100)));
+            dev.crash(seed);
+            List<Long> read = readAll(disk, 0, 4L << 20);
+            assertEquals(id + 1, read.size(), "seed " + seed + ": every record before the acknowledged one survives");
+        }
+    }
+
     @Test
     void everyAcknowledgedRecordSurvivesPowerLossAndTheTornTailIsCut() throws Exception {
         for (int round = 0; round < 60 * SCALE; round++) {
