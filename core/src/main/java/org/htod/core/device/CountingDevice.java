@@ -70,6 +70,10 @@ public final class CountingDevice extends ForwardingDevice {
     public void write(long pos, ByteBuffer src) {
         int len = src.remaining();
         inner.write(pos, src);
+        wrote(pos, len);
+    }
+
+    private void wrote(long pos, int len) {
         writes.increment();
         bytesWritten.add(len);
         seek(pos, len);
@@ -86,9 +90,7 @@ public final class CountingDevice extends ForwardingDevice {
     public void writeDurable(long pos, ByteBuffer src) {
         int len = src.remaining();
         inner.writeDurable(pos, src);
-        writes.increment();
-        bytesWritten.add(len);
+        wrote(pos, len);
         syncs.increment();
-        seek(pos, len);
     }
 }

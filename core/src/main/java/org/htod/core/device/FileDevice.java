@@ -105,20 +105,7 @@ public final class FileDevice implements BlockDevice {
 
     @Override
     public void write(long pos, ByteBuffer src) {
-        ensureOpen();
-        int len = src.remaining();
-        if (pos < 0 || pos > capacity - len) {
-            throw new StoreFullException("write of " + len + " bytes at offset " + pos + " exceeds the capacity " + capacity
-                    + " of " + path);
-        }
-        try {
-            long at = pos;
-            while (src.hasRemaining()) {
-                at += channel.write(src, at);
-            }
-        } catch (IOException e) {
-            throw held.error("write of " + len + " bytes at offset " + pos, e);
-        }
+        writeAll(channel, "write", pos, src);
     }
 
     @Override
@@ -130,27 +117,30 @@ public final class FileDevice implements BlockDevice {
     /** Through the {@code O_DSYNC} descriptor: durable when it returns, without a {@code force} of the whole file. */
     @Override
     public void writeDurable(long pos, ByteBuffer src) {
+        writeAll(durableChannel, "synchronous write", pos, src);
+    }
+
+    private void writeAll(FileChannel ch, String what, long pos, ByteBuffer src) {
         ensureOpen();
         int len = src.remaining();
         if (pos < 0 || pos > capacity - len) {
-            throw new StoreFullException("write of " + len + " bytes at offset " + pos + " exceeds the capacity " + capacity
-                    + " of " + path);
+            throw new StoreFullException(what + " of " + len + " bytes at offset " + pos + " exceeds the capacity "
+                    + capacity + " of " + path);
         }
         try {
             long at = pos;
             while (src.hasRemaining()) {
-                at += durableChannel.write(src, at);
+                at += ch.write(src, at);
             }
         } catch (IOException e) {
-            if (e instanceof ClosedChannelException) {
+            if (ch == durableChannel && e instanceof ClosedChannelException) {
                 // An interrupt closed the descriptor, and with it the process's lock on the file:
                 // the device must be reopened, as after an interrupt of the main channel.
                 LockedChannel.closeQuietly(channel);
             }
-            throw held.error("synchronous write of " + len + " bytes at offset " + pos, e);
+            throw held.error(what + " of " + len + " bytes at offset " + pos, e);
         }
     }
-
 
     @Override
     public long size() {
