@@ -368,14 +368,13 @@ public final class Log {
             // When everything before from is durable already, these frames are all a sync must
             // cover: written through (BlockDevice.writeDurable), the commit waits for them alone,
             // not for the pages the flusher's installs dirtied since the last sync. Records written
-            // ahead without a sync (at NONE), or frames split at the lap's end, take the sync of
-            // the whole device.
+            // ahead without a sync (at NONE) take the sync of the whole device (as do frames split
+            // at the lap's end, in writeOut).
             boolean through = sync && base == from;
-            Written w = writeFrames(from, batch, frameEpoch, through);
-            if (sync && !w.durable()) {
+            ByteBuffer stream = writeFrames(from, batch, frameEpoch, through);
+            if (sync && !through) {
                 dev.sync();
             }
-            ByteBuffer stream = w.stream();
             ok = true;
             // Only now: a failed sync drops these records, and a heal rewrites the frame holding
             // from with the bytes before from, which the tail must still hold then.
@@ -600,7 +599,7 @@ public final class Log {
      * it, then the rest. One device write, two across the lap's end. Returns the stream bytes
      * written, from the start of the frame holding {@code from}.
      */
-    private Written writeFrames(long from, ByteBuffer bytes, long frameEpoch, boolean durably) {
+    private ByteBuffer writeFrames(long from, ByteBuffer bytes, long frameEpoch, boolean durably) {
         long fs = Frames.frameStart(from);
         int prefix = (int) (from - fs);
         ByteBuffer stream = ByteBuffer.allocate(prefix + bytes.remaining());
@@ -617,11 +616,9 @@ public final class Log {
             Frames.encode(out, i * Frames.FRAME, fs + (long) i * Frames.PAYLOAD, frameEpoch, stream, i * Frames.PAYLOAD,
                     fill);
         }
-        return new Written(stream, writeOut(fs, out, durably));
+        writeOut(fs, out, durably);
+        return stream;
     }
-
-    /** What {@link #writeFrames} wrote: the stream bytes, and whether they are durable already. */
-    private record Written(ByteBuffer stream, boolean durable) {}
 
     /** After a write of {@code stream} (see {@link #writeFrames}) of records from {@code from}: its last frame is the tail. */
     private void advanceTail(long from, ByteBuffer stream) {
@@ -636,10 +633,10 @@ public final class Log {
 
     /**
      * Writes whole frames whose first holds position {@code fs}: one write, or two across the
-     * lap's end. With {@code durably}, one write is a durable write; returns whether it was
-     * (across the lap's end, the caller syncs after both, so that one sync covers a group).
+     * lap's end. With {@code durably} they are durable when it returns: one durable write, or
+     * across the lap's end the two writes and a sync (one sync covers a group).
      */
-    private boolean writeOut(long fs, ByteBuffer frames, boolean durably) {
+    private void writeOut(long fs, ByteBuffer frames, boolean durably) {
         long first = (fs % regionSize) / Frames.PAYLOAD;
         long inLap = regionBytes / Frames.FRAME;
         int n = (int) Math.min(frames.remaining() / Frames.FRAME, inLap - first) * Frames.FRAME;
@@ -652,11 +649,13 @@ public final class Log {
             } else {
                 dev.write(at, part);
             }
-            return durably;
+            return;
         }
         dev.write(at, part);
         dev.write(regionOffset, frames.duplicate().position(n));
-        return false;
+        if (durably) {
+            dev.sync();
+        }
     }
 
     /** A failed write or sync: every record from {@code from} on is dropped. */
