@@ -65,13 +65,11 @@ final class StoreOps {
      * Deletes the files a copy or compaction into {@code store}'s name left behind when its
      * process died ({@link #temporary} names them), once the store is open and locked: none of
      * them can then become the store (a compaction renames only while it holds the store open),
-     * and one that no open device holds locked is written by no copy either. Returns how many.
-     * One that is locked (a copy into that name going on), or that cannot be opened, is left.
+     * and one that no open device holds locked is written by no copy either. One that is locked (a copy into that name going on), or that cannot be opened, is left.
      */
-    static int removeLeftovers(Path store) {
+    static void removeLeftovers(Path store) {
         Path abs = store.toAbsolutePath();
         String prefix = abs.getFileName() + ".partial-";
-        int removed = 0;
         try (DirectoryStream<Path> found = Files.newDirectoryStream(abs.getParent(), p -> {
             String n = p.getFileName().toString();
             return n.startsWith(prefix) && n.length() > prefix.length()
@@ -85,7 +83,6 @@ final class StoreOps {
                 try {
                     held = FileDevice.open(p); // refused while a copy holds it
                     Files.delete(p); // deleted while held, so that no copy can lock it between
-                    removed++;
                     LOG.log(System.Logger.Level.INFO, () -> "deleted " + p + ", left by a copy or compaction that did not finish");
                 } catch (HtodException | IOException e) {
                     LOG.log(System.Logger.Level.DEBUG, () -> "left " + p + ": " + e.getMessage());
@@ -98,7 +95,6 @@ final class StoreOps {
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, () -> "cannot look for leftovers beside " + abs + ": " + e);
         }
-        return removed;
     }
 
     static void refuseExisting(Path target) {

@@ -83,44 +83,30 @@ final class PowerCutTracer extends ForwardingDevice {
 
     @Override
     public void write(long pos, ByteBuffer src) {
-        boolean log = pos >= logFrom && pos < logFrom + logSize;
-        long off = pos - logFrom;
         int len = src.remaining();
-        if (log) {
-            noteLogWrite(off);
-            long[] r = round.get();
-            if (r[0] == 0) {
-                r[0] = roundsStarted.incrementAndGet();
-            }
-        }
+        beginRound(pos);
         try {
             super.write(pos, src);
         } catch (SimulatedCrashException e) {
-            round.get()[0] = 0;
-            cut(log && (off < 4096 || off + len > logSize - 4096));
+            takeRound();
+            cut(atLapEdge(pos, len));
             throw e;
         } catch (RuntimeException e) {
-            round.get()[0] = 0;
+            takeRound();
             throw e;
         }
     }
 
     @Override
     public void sync() {
-        long[] r = round.get();
-        long mine = r[0];
-        r[0] = 0;
+        long mine = takeRound();
         try {
             super.sync();
         } catch (SimulatedCrashException e) {
             cut(false);
             throw e;
         }
-        if (mine > 0) {
-            synchronized (this) {
-                roundsCompleted = Math.max(roundsCompleted, mine);
-            }
-        }
+        completed(mine);
     }
 
     /**
@@ -130,24 +116,48 @@ final class PowerCutTracer extends ForwardingDevice {
      */
     @Override
     public void writeDurable(long pos, ByteBuffer src) {
-        boolean log = pos >= logFrom && pos < logFrom + logSize;
-        long off = pos - logFrom;
         int len = src.remaining();
-        long[] r = round.get();
-        long mine = r[0];
-        if (log) {
-            noteLogWrite(off);
-            if (mine == 0) {
-                mine = roundsStarted.incrementAndGet();
-            }
-        }
-        r[0] = 0;
+        beginRound(pos);
+        long mine = takeRound();
         try {
             crash.writeDurable(pos, src);
         } catch (SimulatedCrashException e) {
-            cut(log && (off < 4096 || off + len > logSize - 4096));
+            cut(atLapEdge(pos, len));
             throw e;
         }
+        completed(mine);
+    }
+
+    private boolean inLog(long pos) {
+        return pos >= logFrom && pos < logFrom + logSize;
+    }
+
+    /** Whether a write of {@code len} bytes at {@code pos} touches the first or last 4 KiB of the log region. */
+    private boolean atLapEdge(long pos, int len) {
+        long off = pos - logFrom;
+        return inLog(pos) && (off < 4096 || off + len > logSize - 4096);
+    }
+
+    /** A write to the log region begins this thread's round, unless one is open. */
+    private void beginRound(long pos) {
+        if (inLog(pos)) {
+            noteLogWrite(pos - logFrom);
+            long[] r = round.get();
+            if (r[0] == 0) {
+                r[0] = roundsStarted.incrementAndGet();
+            }
+        }
+    }
+
+    /** This thread's open round (0 if none), now closed: its sync is about to run, or its write failed. */
+    private long takeRound() {
+        long[] r = round.get();
+        long mine = r[0];
+        r[0] = 0;
+        return mine;
+    }
+
+    private void completed(long mine) {
         if (mine > 0) {
             synchronized (this) {
                 roundsCompleted = Math.max(roundsCompleted, mine);
