@@ -228,7 +228,10 @@ public final class Log {
             return false; // the common case: no lock taken, nothing read
         }
         long start = startNow();
-        long limit = Frames.frameStart(Math.min(to + FORMAT_AHEAD, start + regionSize));
+        // Never past the region's end in this lap: the frames after it, at the region's start,
+        // hold records, and judging by them would leave the zeros before the end unformatted.
+        long lapEnd = to - to % regionSize + regionSize;
+        long limit = Frames.frameStart(Math.min(Math.min(to + FORMAT_AHEAD, start + regionSize), lapEnd));
         if (limit <= formattedTo) {
             return false;
         }
@@ -236,15 +239,16 @@ public final class Log {
             // Written once already up to there (what is written of a region's first lap is one
             // stretch from where its log began): nothing to blank.
             formattedTo = limit;
-            allFormatted = limit - Frames.PAYLOAD >= start + regionSize - Frames.PAYLOAD;
+            allFormatted = limit >= Math.min(lapEnd, start + regionSize);
             return false;
         }
         int n = (int) ((limit - formattedTo) / Frames.PAYLOAD);
         writeOut(formattedTo, blankFrames(n), false);
         // Durable before any frame of the log lands there: a frame a crash then drops reads as
-        // blank, never as zero before a written one.
+        // blank, never as zero after a written one (which the reader takes for damage).
         dev.sync();
         formattedTo = limit;
+        allFormatted = limit >= Math.min(lapEnd, start + regionSize);
         return true;
     }
 

@@ -234,6 +234,8 @@ public final class LogReader {
 
     /** Known all zero from this stream position to the region's end (once a look found it so), or -1. */
     private long zerosFrom = -1;
+    /** Whether the zeros from {@link #zerosFrom} are where the log never reached (see {@link #neverWritten}). */
+    private boolean zerosNeverWritten;
     /** A stream position of a frame that is not zero, found by a look; frames before it are not zeros to the end. */
     private long notZeroAt = -1;
 
@@ -272,6 +274,38 @@ public final class LogReader {
         return true;
     }
 
+    /**
+     * Whether the zero frame of stream position {@code fs} lies where the log never reached: the
+     * zeros run from it to the region's end, and the frame before the run is a blank one. The log
+     * writes (and syncs) blank frames {@link Log#FORMAT_AHEAD} ahead of its end before any record
+     * lands there, so by right a run of zeros never follows a frame with records; zeros right after
+     * one are a zeroed sector that may have held acknowledged records, even at the region's end.
+     * Decided once per run, at the first of its frames met; reads one frame more.
+     */
+    private boolean neverWritten(long fs) {
+        if (!zerosToTheEnd(fs)) {
+            return false;
+        }
+        if (fs == zerosFrom && !zerosChecked) {
+            zerosChecked = true;
+            zerosNeverWritten = fs % regionSize == 0 || blankBefore(fs);
+        }
+        return zerosNeverWritten;
+    }
+
+    /** Whether the run of zeros from {@link #zerosFrom} has been judged by {@link #neverWritten}. */
+    private boolean zerosChecked;
+
+    /** Whether the frame before that of stream position {@code fs}, in the region, is a blank frame (or zero: the run began earlier). */
+    private boolean blankBefore(long fs) {
+        long off = Frames.frameOffset(regionOffset, regionSize, fs) - Frames.FRAME;
+        ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
+        dev.read(off, f);
+        bytesRead += Frames.FRAME;
+        Frames.Frame before = Frames.classify(f, 0, fs - Frames.PAYLOAD);
+        return before.kind() == Frames.Kind.NOT_WRITTEN && f.getLong(Frames.POSITION_OFFSET) == Frames.BLANK;
+    }
+
     /** The frame of stream position {@code fs} if this lap wrote it, checked once; else null, with why. */
     private ByteBuffer frame(long fs) {
         long off = Frames.frameOffset(regionOffset, regionSize, fs);
@@ -294,9 +328,9 @@ public final class LogReader {
             frame = Frames.classify(window, at, fs);
             frameAt = fs;
             if (frame.kind() == Frames.Kind.ZERO) {
-                frame = zerosToTheEnd(fs) ? new Frames.Frame(Frames.Kind.NOT_WRITTEN, 0, 0, "zeros from here to the end"
+                frame = neverWritten(fs) ? new Frames.Frame(Frames.Kind.NOT_WRITTEN, 0, 0, "zeros from here to the end"
                         + " of the lap (never written)") : new Frames.Frame(Frames.Kind.DAMAGED, 0, 0, "a zeroed frame"
-                        + " before written ones");
+                        + " before written ones, or after a frame of records");
             }
         }
         if (frame.kind() == Frames.Kind.DAMAGED) {

@@ -429,6 +429,32 @@ class LogTest {
         e = assertThrows(org.htod.core.CorruptStoreException.class, () -> readAll(zeroed, 0));
         assertTrue(e.getMessage().contains("zeroed"), e.getMessage());
 
+        // The region's last frames zeroed, the last group's among them: zeros run from there to
+        // the region's end, as where a log never reached, but they follow a frame of records.
+        MemoryDevice full = new MemoryDevice();
+        Log log = log(full, REGION * 4, 0, 0, 1);
+        List<Long> ids = new ArrayList<>();
+        List<Long> lsns = new ArrayList<>();
+        Log.Appended last = null;
+        for (long id = 0; last == null || last.end() < lap - 3 * Frames.PAYLOAD; id++) {
+            last = log.append(DATA, payload(id, 200));
+            ids.add(id);
+            lsns.add(last.lsn());
+            log.sync();
+            while (log.used() > REGION) { // what is released lets the log reach the region's end in its first lap
+                ids.remove(0);
+                lsns.remove(0);
+                log.release(lsns.get(0));
+            }
+        }
+        long from = lsns.get(0);
+        assertEquals(ids, readAll(full, from));
+        long firstZeroed = Frames.frameStart(last.lsn());
+        full.write(Frames.frameOffset(REGION, lap, firstZeroed),
+                ByteBuffer.allocate((int) ((lap - firstZeroed) / Frames.PAYLOAD * Frames.FRAME)));
+        e = assertThrows(org.htod.core.CorruptStoreException.class, () -> readAll(full, from));
+        assertTrue(e.getMessage().contains("after a frame of records"), e.getMessage());
+
         // The device cut inside the region.
         at.clear();
         MemoryDevice whole = threeGroups(at);
@@ -439,6 +465,37 @@ class LogTest {
         truncated.write(0, head.flip());
         e = assertThrows(org.htod.core.CorruptStoreException.class, () -> readAll(truncated, 0));
         assertTrue(e.getMessage().contains("the device ends"), e.getMessage());
+    }
+
+    @Test
+    void theFirstLapIsFormattedToTheRegionsEndThoughItsStartMoved() {
+        // The reader takes zeros after a frame of records for damage, so no record may land
+        // before blank frames, up to the region's end, even once released records moved the
+        // log's start and a lap from it lies past the region's end.
+        int regionBytes = 4 << 20;
+        MemoryDevice dev = new MemoryDevice();
+        Log log = log(dev, regionBytes, 0, 0, 1);
+        long lap = Frames.lap(regionBytes);
+        List<Long> lsns = new ArrayList<>();
+        Log.Appended last = null;
+        for (long id = 0; last == null || last.end() < lap - 8 * Frames.PAYLOAD; id++) {
+            last = log.append(DATA, payload(id, 4000));
+            lsns.add(last.lsn());
+            log.sync();
+            while (log.used() > (1 << 20)) {
+                lsns.remove(0);
+                log.release(lsns.get(0));
+            }
+        }
+        ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
+        for (long p = Frames.frameStart(last.end()) + Frames.PAYLOAD; p < lap; p += Frames.PAYLOAD) {
+            long off = Frames.frameOffset(REGION, lap, p);
+            assertTrue(off + Frames.FRAME <= dev.size(), "frame of position " + p + " ahead of the end " + last.end()
+                    + " was never written");
+            dev.read(off, f.clear());
+            assertFalse(Frames.allZero(f, 0, Frames.FRAME), "frame of position " + p + " ahead of the end " + last.end()
+                    + " is still zero");
+        }
     }
 
     private static MemoryDevice threeGroups(List<Log.Appended> at) {
