@@ -75,11 +75,11 @@ public final class Htod {
      */
     public static Builder builder(Path path) {
         Objects.requireNonNull(path, "path");
-        return new Builder(path.toString(), path, createIfMissing -> {
+        return new Builder(path.toString(), path, (createIfMissing, mapReads) -> {
             if (!createIfMissing && !Files.exists(path)) {
                 throw new NotAStoreException(path + " does not exist and createIfMissing is off");
             }
-            return FileDevice.open(path);
+            return FileDevice.open(path, Long.MAX_VALUE, 512, mapReads);
         });
     }
 
@@ -158,13 +158,14 @@ public final class Htod {
      */
     public static Builder builder(BlockDevice device) {
         Objects.requireNonNull(device, "device");
-        return new Builder(device.name(), null, createIfMissing -> device);
+        return new Builder(device.name(), null, (createIfMissing, mapReads) -> device);
     }
 
     /** Opens the device of a builder when the store is opened. */
     @FunctionalInterface
     interface DeviceOpener {
-        BlockDevice open(boolean createIfMissing);
+        /** {@code mapReads}: the builder's {@link Builder#mapReads}, for a device the opener opens. */
+        BlockDevice open(boolean createIfMissing, boolean mapReads);
     }
 
     /** Options of a store; each setter checks its value at once. */
@@ -187,6 +188,7 @@ public final class Htod {
         private int installBatch = 4096;
         private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
         private Progress progress = Progress.NONE;
+        private boolean mapReads = true;
 
         private Builder(String where, Path path, DeviceOpener opener) {
             this.where = where;
@@ -329,6 +331,20 @@ public final class Htod {
         }
 
         /**
+         * For a store in a file: whether reads are copied out of memory mappings of the file where
+         * they can, with no system call per read, instead of read through its channel. The
+         * mappings cover what the file holds, 1 GiB a mapping, follow it as it grows, and are
+         * unmapped when the store closes. They take address space, not memory: what they show is
+         * the operating system's page cache, as a read through the channel would fill it. Default
+         * on; ignored for a store on a {@link BlockDevice} given to the builder. See {@code
+         * docs/READ-PATH.md}.
+         */
+        public Builder mapReads(boolean map) {
+            this.mapReads = map;
+            return this;
+        }
+
+        /**
          * Internal tuning, for tests that need small flushes and doublings of many batches from
          * small tables: links waiting before a flush, and the fewest buckets a doubling batch moves.
          */
@@ -376,7 +392,7 @@ public final class Htod {
 
         private HtodStore openStore() {
             ContainerConfig cfg = container.build();
-            CountingDevice device = new CountingDevice(opener.open(createIfMissing), false); // stats(), metrics
+            CountingDevice device = new CountingDevice(opener.open(createIfMissing, mapReads), false); // stats(), metrics
             boolean direct = this.direct;
             if (asStored && device.size() > 0) {
                 try {

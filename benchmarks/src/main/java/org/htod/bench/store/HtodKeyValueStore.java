@@ -18,14 +18,16 @@ import org.htod.core.device.RawDevice;
 import org.htod.core.log.Log;
 
 /**
- * htod itself: one store in the directory, one map of byte[] keys to byte[] values, direct mode
- * (entries written into the hashtable in place, their links flushed in groups; the write-buffered
- * mode does not exist yet), the default TS storage method and the paper's Table 4 allocator
- * settings, the default 8 MiB entry cache. Two devices:
+ * htod itself: one store in the directory, one map of byte[] keys to byte[] values, every default
+ * (log mode: puts buffered, logged and installed by the flusher; the TS storage method; the entry
+ * cache a sixteenth of the heap). Three devices:
  *
  * <ul>
- *   <li>{@value #NAME}: a {@code FileDevice}, through the operating system's page cache, as every
- *       rival but LMDB and Chronicle Map (which map their files) reads and writes;
+ *   <li>{@value #NAME}: a {@code FileDevice}, written through the operating system's page cache as
+ *       every rival but LMDB and Chronicle Map writes, its reads copied out of mappings of the file
+ *       (as LMDB and Chronicle Map read);
+ *   <li>{@value #UNMAPPED_NAME}: the same with {@code mapReads(false)}: every read the entry cache
+ *       misses is a positional read of the file's channel, a system call;
  *   <li>{@value #RAW_NAME}: a {@code RawDevice} on a file opened with {@code O_DIRECT}: no page
  *       cache, every read the entry cache misses goes to the disk.
  * </ul>
@@ -52,6 +54,7 @@ import org.htod.core.log.Log;
 final class HtodKeyValueStore implements KeyValueStore {
     static final String NAME = "htod";
     static final String RAW_NAME = "htod-raw";
+    static final String UNMAPPED_NAME = "htod-unmapped";
     static final String LOG_NAME = "htod-log";
     static final String DIRECT_NAME = "htod-direct";
     /** Bound of the raw store's file: a sparse file grows only as the heap does. */
@@ -67,14 +70,15 @@ final class HtodKeyValueStore implements KeyValueStore {
     /** The device's I/O counts; null but for the durable-put stores. */
     private final CountingDevice counting;
 
-    HtodKeyValueStore(Path dir, Durability durability, boolean raw) {
-        this.name = raw ? RAW_NAME : NAME;
+    /** {@code name}: {@value #NAME}, {@value #UNMAPPED_NAME} or {@value #RAW_NAME}. */
+    HtodKeyValueStore(Path dir, Durability durability, String name) {
+        this.name = name;
         this.dir = dir;
         this.durability = durability;
         this.nativeSync = false;
         this.counting = null;
-        Htod.Builder b = raw ? Htod.builder(RawDevice.open(dir.resolve("store.raw"), RAW_CAPACITY))
-                : Htod.builder(dir.resolve("store.htod"));
+        Htod.Builder b = name.equals(RAW_NAME) ? Htod.builder(RawDevice.open(dir.resolve("store.raw"), RAW_CAPACITY))
+                : Htod.builder(dir.resolve("store.htod")).mapReads(!name.equals(UNMAPPED_NAME));
         this.store = b.durability(org.htod.Durability.NONE).open();
         this.map = store.map("objects", Codec.bytes(), Codec.bytes());
     }

@@ -24,10 +24,12 @@ public final class Stores {
     public static final String HTOD = HtodKeyValueStore.NAME;
     /** htod on a file opened with O_DIRECT: no page cache. */
     public static final String HTOD_RAW = HtodKeyValueStore.RAW_NAME;
+    /** htod on a file whose reads all go through its channel, none through mappings: what the mappings save. */
+    public static final String HTOD_UNMAPPED = HtodKeyValueStore.UNMAPPED_NAME;
 
     /** Every adapter, in the order tables list them. */
     public static final List<String> NAMES =
-            List.of(HTOD, HTOD_RAW, FILE_PER_OBJECT, SQLITE, H2_MVSTORE, ROCKSDB, MAPDB, LMDB, CHRONICLE_MAP);
+            List.of(HTOD, HTOD_RAW, HTOD_UNMAPPED, FILE_PER_OBJECT, SQLITE, H2_MVSTORE, ROCKSDB, MAPDB, LMDB, CHRONICLE_MAP);
 
     /**
      * The JVM flags the rivals need on Java 17. lmdbjava reads the address of direct buffers by
@@ -83,9 +85,9 @@ public final class Stores {
         }
         switch (name) {
             case HtodKeyValueStore.NAME:
-                return new HtodKeyValueStore(dir, durability, false);
             case HtodKeyValueStore.RAW_NAME:
-                return new HtodKeyValueStore(dir, durability, true);
+            case HtodKeyValueStore.UNMAPPED_NAME:
+                return new HtodKeyValueStore(dir, durability, name);
             case FilePerObjectStore.NAME:
                 return new FilePerObjectStore(dir, durability);
             case SqliteStore.NAME:

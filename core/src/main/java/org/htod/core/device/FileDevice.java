@@ -13,9 +13,10 @@ import org.htod.core.StoreFullException;
 /**
  * A store in one file, through a {@link FileChannel}: positional reads and writes, {@code
  * force(false)} for sync (data, not metadata such as the modification time), a second descriptor
- * opened {@code O_DSYNC} for {@link #writeDurable}, and an exclusive
- * {@link FileLock} held while open, so that no second store, in this process or another, opens
- * the same file. A second open in this process is refused before it opens a descriptor, since
+ * opened {@code O_DSYNC} for {@link #writeDurable}, reads served from memory mappings of the file
+ * where they can ({@code MappedReads}; an option, on by default), and an exclusive {@link
+ * FileLock} held while open, so that no second store, in this process or another, opens the same
+ * file. A second open in this process is refused before it opens a descriptor, since
  * closing one would drop the first open's lock (see {@code ProcessLocks}).
  *
  * <p>A thread interrupted during I/O closes a {@code FileChannel} (that is how NIO works); the
@@ -34,20 +35,29 @@ public final class FileDevice implements BlockDevice {
     private final FileChannel durableChannel;
     private final long capacity;
     private final int sectorSize;
+    /** Reads served from mappings of the file, or null where reads all go through the channel. */
+    private final MappedReads mapped;
     private volatile boolean closed;
 
-    private FileDevice(Path path, LockedChannel held, FileChannel durableChannel, long capacity, int sectorSize) {
+    private FileDevice(Path path, LockedChannel held, FileChannel durableChannel, long capacity, int sectorSize,
+            MappedReads mapped) {
         this.path = path;
         this.held = held;
         this.channel = held.channel;
         this.durableChannel = durableChannel;
         this.capacity = capacity;
         this.sectorSize = sectorSize;
+        this.mapped = mapped;
     }
 
-    /** Opens or creates {@code path}, locked, with no size limit but the file system's and 512-byte sectors. */
+    /** Opens or creates {@code path}, locked, with no size limit but the file system's, 512-byte sectors and mapped reads. */
     public static FileDevice open(Path path) {
-        return open(path, Long.MAX_VALUE, 512);
+        return open(path, Long.MAX_VALUE, 512, true);
+    }
+
+    /** {@link #open(Path, long, int, boolean)} with mapped reads. */
+    public static FileDevice open(Path path, long capacity, int sectorSize) {
+        return open(path, capacity, sectorSize, true);
     }
 
     /**
@@ -55,9 +65,11 @@ public final class FileDevice implements BlockDevice {
      *
      * @param capacity most bytes the file may grow to; writes beyond fail with {@link StoreFullException}
      * @param sectorSize unit of atomic writes assumed by the layers above (a power of two)
+     * @param mapReads whether reads are served from memory mappings of the file where they can
+     *     (see {@code MappedReads}): no system call per read; unmapped at close
      * @throws StoreLockedException if another open device holds the file
      */
-    public static FileDevice open(Path path, long capacity, int sectorSize) {
+    public static FileDevice open(Path path, long capacity, int sectorSize, boolean mapReads) {
         if (sectorSize <= 0 || Integer.bitCount(sectorSize) != 1) {
             throw new IllegalArgumentException("sector size must be a power of two, got " + sectorSize);
         }
@@ -73,7 +85,17 @@ public final class FileDevice implements BlockDevice {
             throw new HtodIOException("cannot open " + path + " for synchronous writes",
                     e instanceof IOException io ? io : new IOException(e));
         }
-        return new FileDevice(path, held, durable, capacity, sectorSize);
+        MappedReads mapped = null;
+        if (mapReads) {
+            try {
+                mapped = new MappedReads(held.channel, held.channel.size());
+            } catch (IOException e) {
+                LockedChannel.closeQuietly(durable);
+                held.close();
+                throw new HtodIOException("cannot find the size of " + path, e);
+            }
+        }
+        return new FileDevice(path, held, durable, capacity, sectorSize, mapped);
     }
 
 
@@ -84,6 +106,9 @@ public final class FileDevice implements BlockDevice {
         if (pos < 0) {
             throw new HtodIOException("read of " + len + " bytes at negative offset " + pos + " of " + path,
                     new java.io.EOFException());
+        }
+        if (mapped != null && mapped.read(pos, dst)) {
+            return;
         }
         // The end of the file is found by the read itself: asking the size first would cost a
         // system call on every read.
@@ -132,6 +157,9 @@ public final class FileDevice implements BlockDevice {
             while (src.hasRemaining()) {
                 at += ch.write(src, at);
             }
+            if (mapped != null) {
+                mapped.grew(at);
+            }
         } catch (IOException e) {
             if (ch == durableChannel && e instanceof ClosedChannelException) {
                 // An interrupt closed the descriptor, and with it the process's lock on the file:
@@ -150,6 +178,11 @@ public final class FileDevice implements BlockDevice {
         } catch (IOException e) {
             throw held.error("size", e);
         }
+    }
+
+    /** Bytes of the file its read mappings cover now; 0 where reads are not mapped or once closed. */
+    long mappedBytes() {
+        return mapped == null ? 0 : mapped.mappedBytes();
     }
 
     @Override
@@ -177,6 +210,9 @@ public final class FileDevice implements BlockDevice {
             return;
         }
         closed = true;
+        if (mapped != null) {
+            mapped.close(); // first: it waits for reads from the mappings in flight
+        }
         LockedChannel.closeQuietly(durableChannel);
         held.close();
     }

@@ -39,6 +39,26 @@ class DeviceContractTests {
         }
     }
 
+    /** A file whose reads all go through the channel, none through mappings. */
+    @Nested
+    class FileUnmapped extends BlockDeviceContractTest {
+        private final java.util.List<Path> files = new java.util.ArrayList<>();
+
+        @Override
+        BlockDevice create() throws Exception {
+            Path f = Files.createTempFile(testDir(), "contract", ".htod");
+            files.add(f);
+            return FileDevice.open(f, CAPACITY, 512, false);
+        }
+
+        @Override
+        void cleanUp() throws Exception {
+            for (Path f : files) {
+                Files.deleteIfExists(f);
+            }
+        }
+    }
+
     @Nested
     class Counting extends BlockDeviceContractTest {
         @Override
