@@ -68,7 +68,8 @@ class HtodMapRandomOpsTest {
         int i = 0;
         for (boolean direct : new boolean[] {true, false}) {
             for (StorageMethod m : StorageMethod.values()) {
-                for (long cache : new long[] {8 << 20, 16 << 10}) {
+                // 64 MiB keeps these entries whole (up to 16 KiB); 8 MiB their first page only
+                for (long cache : new long[] {64 << 20, 8 << 20, 16 << 10}) {
                     Durability d = Durability.values()[i % Durability.values().length];
                     run(0x5eed1000L + i, new Config(m, d, cache, 3000, 20, direct, true), opsPerRun, done);
                     i++;

@@ -19,13 +19,13 @@ import org.junit.jupiter.api.Test;
  * it is closed.
  */
 class MappedReadPathTest {
-    /** One run: log or direct mode, entry cache off (every get reads the device) or small. */
+    /** One run: log or direct mode, entry cache off (every get reads the device), small, or large enough to keep entries whole. */
     private record Config(boolean direct, long cache, int keySpace) {}
 
     @Test
     void randomOperationsOnAMappedFileMatchAHashMap() {
         Config[] configs = {new Config(false, 0, 400), new Config(true, 0, 400), new Config(false, 16 << 10, 6000),
-            new Config(true, 16 << 10, 6000)};
+            new Config(true, 64 << 20, 6000)};
         for (int i = 0; i < configs.length; i++) {
             long seed = 0x3A9_1000L + i;
             Path f = TestStores.tempFile("mapped");

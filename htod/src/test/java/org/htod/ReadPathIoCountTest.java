@@ -87,6 +87,31 @@ class ReadPathIoCountTest {
 
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
+    void anEntryUnderTheWholeLimitIsCachedWhole(boolean direct, OpenedStores stores) {
+        // A 64 MiB cache keeps entries of up to 16 KiB whole: the second get reads nothing.
+        MemoryDevice mem = new MemoryDevice();
+        try (HtodStore s = stores.track(builder(new CountingDevice(mem), direct).open(), mem)) {
+            HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
+            m.put("mid", value(5, 12_000));
+            m.put("over", value(6, 17_000));
+        }
+        mem = mem.reopen();
+        CountingDevice dev = new CountingDevice(mem);
+        try (HtodStore s = stores.track(builder(dev, direct).open(), mem)) {
+            HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
+            m.containsKey("absent"); // loads the bucket segment
+            IoCounts miss = cost(dev, () -> assertArrayEquals(value(5, 12_000), m.get("mid")));
+            assertEquals(1, miss.reads(), "the entry whole in one read: " + miss);
+            IoCounts hit = cost(dev, () -> assertArrayEquals(value(5, 12_000), m.get("mid")));
+            assertEquals(0, hit.reads(), "cached whole: " + hit);
+            m.get("over");
+            IoCounts over = cost(dev, () -> assertArrayEquals(value(6, 17_000), m.get("over")));
+            assertEquals(1, over.reads(), "past the limit only the first page is kept: " + over);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
     void aMissOnALargeEntryIsOneRead(boolean direct, OpenedStores stores) {
         MemoryDevice mem = new MemoryDevice();
         try (HtodStore s = stores.track(builder(new CountingDevice(mem), direct).open(), mem)) {

@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A bounded cache of entries' first bytes (what {@link HashtableOnDisk#load} reads: the fixed
- * fields and, for most entries, key and value), keyed by handle, shared by the tables of a store.
+ * fields and, for most entries, key and value; an entry read whole is kept whole up to {@link
+ * #wholeLimit}), keyed by handle, shared by the tables of a store.
  * It saves the device read of an entry on a chain walk. Only bytes whose checksums matched enter
  * it, so a hit is used without checking them again.
  *
@@ -74,6 +75,15 @@ final class EntryCache {
             parts[i] = new Part(bytes / PARTS);
         }
         enabled = bytes / PARTS > 0;
+    }
+
+    /**
+     * Largest block whose bytes are cached whole, not only their first page: a 64th of a part's
+     * budget (a 4096th of the cache), so that one block never empties a part. Below a page for
+     * caches under 16 MiB, where only first pages are kept.
+     */
+    int wholeLimit() {
+        return (int) Math.min(Integer.MAX_VALUE, parts[0].budget / 64);
     }
 
     boolean enabled() {

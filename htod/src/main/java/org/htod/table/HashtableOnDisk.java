@@ -305,7 +305,9 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             if (h.length() <= b.capacity()) {
                 Entries.checkValue(b, Entries.KEY_OFFSET + h.keyLength, h, handle, this::corrupt);
             }
-            if (b.capacity() <= Entries.PREFIX) {
+            if (b.capacity() <= Entries.PREFIX || (b.capacity() <= gate.cache.wholeLimit() && h.length() <= b.capacity())) {
+                // a first page, or an entry read whole, its value checked above, small enough to
+                // keep whole: a hit then reads nothing and checks nothing
                 gate.cache.put(handle, b.array());
             } else if (Entries.KEY_OFFSET + h.keyLength <= Entries.PREFIX) {
                 // read whole: the cache keeps the first page, fields and key checked above
