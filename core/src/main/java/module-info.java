@@ -6,7 +6,10 @@
 // The qualified exports name modules built after this one, which javac reports as not found.
 @SuppressWarnings("module")
 module org.htod.core {
-    requires jdk.unsupported; // com.sun.nio.file.ExtendedOpenOption.DIRECT, looked up by RawDevice at run time
+    // com.sun.nio.file.ExtendedOpenOption.DIRECT (RawDevice) and sun.misc.Unsafe.invokeCleaner
+    // (MappedReads), both looked up at run time
+    requires jdk.unsupported;
+    requires jdk.management; // the machine's memory, which bounds the files MappedReads maps
 
     exports org.htod.core;
     exports org.htod.core.device;

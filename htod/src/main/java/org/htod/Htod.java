@@ -335,9 +335,10 @@ public final class Htod {
          * they can, with no system call per read, instead of read through its channel. The
          * mappings cover what the file holds, 1 GiB a mapping, follow it as it grows, and are
          * unmapped when the store closes. They take address space, not memory: what they show is
-         * the operating system's page cache, as a read through the channel would fill it. Default
-         * on; ignored for a store on a {@link BlockDevice} given to the builder. See {@code
-         * docs/READ-PATH.md}.
+         * the operating system's page cache, as a read through the channel would fill it. Only
+         * while the file is at most half the machine's (or container's) memory, where a fault's
+         * read-ahead costs little, and on Java 17 to 23. Default on; ignored for a store on a
+         * {@link BlockDevice} given to the builder. See {@code docs/READ-PATH.md}.
          */
         public Builder mapReads(boolean map) {
             this.mapReads = map;

@@ -66,7 +66,8 @@ public final class FileDevice implements BlockDevice {
      * @param capacity most bytes the file may grow to; writes beyond fail with {@link StoreFullException}
      * @param sectorSize unit of atomic writes assumed by the layers above (a power of two)
      * @param mapReads whether reads are served from memory mappings of the file where they can
-     *     (see {@code MappedReads}): no system call per read; unmapped at close
+     *     (see {@code MappedReads}): no system call per read, while the file is at most half the
+     *     memory; unmapped at close; on Java 17 to 23
      * @throws StoreLockedException if another open device holds the file
      */
     public static FileDevice open(Path path, long capacity, int sectorSize, boolean mapReads) {
@@ -86,9 +87,9 @@ public final class FileDevice implements BlockDevice {
                     e instanceof IOException io ? io : new IOException(e));
         }
         MappedReads mapped = null;
-        if (mapReads) {
+        if (mapReads && MappedReads.supported()) {
             try {
-                mapped = new MappedReads(held.channel, held.channel.size());
+                mapped = new MappedReads(held.channel, held.channel.size(), MappedReads.limitFor());
             } catch (IOException e) {
                 LockedChannel.closeQuietly(durable);
                 held.close();

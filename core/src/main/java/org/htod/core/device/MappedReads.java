@@ -31,6 +31,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * mappings take a segment to its full size); the shorter ones stay mapped until close, since a
  * reader may still be copying out of one.
  *
+ * <p>Only while the file is at most {@link #limitFor} bytes (half the memory): beyond, a fault
+ * would read ahead far more than a random read uses, and every read goes through the channel.
+ *
  * <p>Unmapping memory a thread still reads crashes the JVM rather than throwing, so {@link #close}
  * unmaps only once no read is in flight: each read announces itself in one of {@value #SLOTS}
  * striped counters (one cache line each, picked by the thread) and then checks {@code closed};
@@ -50,6 +53,11 @@ final class MappedReads {
     private static final MethodHandle UNMAP = unmapper();
 
     private final FileChannel channel;
+    /**
+     * Most bytes the file may hold for reads to be served from mappings: past it, every read goes
+     * through the channel (see {@link #limitFor}).
+     */
+    private final long limit;
     /** The longest mapping of each segment (null where none yet); replaced whole under {@code this}, read without it. */
     private volatile MappedByteBuffer[] segments = new MappedByteBuffer[0];
     /** Every mapping made, to unmap at close; guarded by {@code this}. */
@@ -59,14 +67,44 @@ final class MappedReads {
     private final AtomicLongArray readers = new AtomicLongArray(SLOTS * STRIDE);
     private volatile boolean closed;
 
-    MappedReads(FileChannel channel, long size) {
+    MappedReads(FileChannel channel, long size, long limit) {
         this.channel = channel;
         this.known = new AtomicLong(size);
+        this.limit = limit;
     }
 
-    /** Whether this JDK lets a mapping be unmapped at close (else the garbage collector unmaps it, some time later). */
-    static boolean unmapsOnClose() {
-        return UNMAP != null;
+    /**
+     * The largest file whose reads are mapped: half the memory of the machine or of the
+     * container the JVM runs in (as the JVM reports it), or no limit where it cannot tell. A
+     * page a mapping touches that is not in memory is read by a fault, and the kernel reads ahead
+     * around it (without {@code madvise(MADV_RANDOM)}, which Java 17 cannot ask for), so random
+     * reads of a file much larger than memory would read far more than they use: LMDB, read-ahead
+     * on, fell to under a hundred reads a second beyond memory in this project's benchmarks. A
+     * positional read of the channel reads what it asks for.
+     */
+    static long limitFor() {
+        try {
+            java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+            if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+                long total = sun.getTotalMemorySize();
+                if (total > 0) {
+                    return total / 2;
+                }
+            }
+        } catch (LinkageError | RuntimeException e) {
+            // a runtime without the management modules: no limit known
+        }
+        return Long.MAX_VALUE;
+    }
+
+    /**
+     * Whether this JDK can map reads: it must unmap at close, which Java 17 allows only through
+     * {@code Unsafe.invokeCleaner}. From Java 24 on that method is terminally deprecated and each
+     * JVM warns on its first call, so there reads go through the channel (a mapping there would be
+     * unmapped through the foreign-memory API, not built yet).
+     */
+    static boolean supported() {
+        return UNMAP != null && Runtime.version().feature() < 24;
     }
 
     /** After a write through the channel that ended at {@code end}: the file holds at least that much. */
@@ -85,7 +123,7 @@ final class MappedReads {
         int len = dst.remaining();
         long end = pos + len;
         int seg = (int) (pos >>> SEGMENT_SHIFT);
-        if (len == 0 || pos < 0 || ((end - 1) >>> SEGMENT_SHIFT) != seg) {
+        if (len == 0 || pos < 0 || ((end - 1) >>> SEGMENT_SHIFT) != seg || known.get() > limit) {
             return false;
         }
         int slot = (Thread.currentThread().hashCode() & (SLOTS - 1)) * STRIDE;

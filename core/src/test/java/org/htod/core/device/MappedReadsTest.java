@@ -42,6 +42,7 @@ class MappedReadsTest {
 
     @Test
     void readsMatchAModelWhileTheFileGrows() {
+        assumeTrue(MappedReads.supported(), "no mapped reads on Java 24 and later");
         for (int round = 0; round < 4 * SCALE; round++) {
             long seed = 0x3A9_0000L + round;
             try {
@@ -94,9 +95,10 @@ class MappedReadsTest {
 
     @Test
     void aMappingServesOnlyWhatTheFileHoldsAndGrowsInSteps() throws IOException {
+        assumeTrue(MappedReads.supported(), "no mapped reads on Java 24 and later");
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.wrap(new byte[100]), 0);
-            MappedReads m = new MappedReads(ch, ch.size());
+            MappedReads m = new MappedReads(ch, ch.size(), Long.MAX_VALUE);
             assertTrue(m.read(0, ByteBuffer.allocate(100)));
             assertFalse(m.read(50, ByteBuffer.allocate(51)), "a byte past the file");
             assertEquals(100, m.mappedBytes());
@@ -116,10 +118,27 @@ class MappedReadsTest {
     }
 
     @Test
+    void pastTheMemoryLimitEveryReadGoesThroughTheChannel() throws IOException {
+        assumeTrue(MappedReads.supported(), "no mapped reads on Java 24 and later");
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(new byte[3000]), 0);
+            MappedReads m = new MappedReads(ch, ch.size(), 4096);
+            assertTrue(m.read(0, ByteBuffer.allocate(100)), "a file within the limit is mapped");
+            ch.write(ByteBuffer.wrap(new byte[2000]), 3000);
+            m.grew(5000);
+            assertFalse(m.read(0, ByteBuffer.allocate(100)), "once the file outgrows the limit, not even what is mapped");
+            m.close();
+        }
+        assertTrue(MappedReads.limitFor() > 0);
+    }
+
+    @Test
     void closeUnmapsTheFile() throws IOException {
         Path maps = Path.of("/proc/self/maps");
         assumeTrue(Files.isReadable(maps), "needs /proc/self/maps");
-        assertTrue(MappedReads.unmapsOnClose(), "this JDK has no way to unmap at once (sun.misc.Unsafe.invokeCleaner)");
+        assertTrue(Runtime.version().feature() >= 24 || MappedReads.supported(),
+                "Java 17 to 23 unmap at once (sun.misc.Unsafe.invokeCleaner)");
+        assumeTrue(MappedReads.supported(), "no mapped reads on Java 24 and later");
         FileDevice d = FileDevice.open(file);
         d.write(0, ByteBuffer.allocate(3 << 20));
         d.read(4096, ByteBuffer.allocate(4096));
@@ -132,6 +151,7 @@ class MappedReadsTest {
 
     @Test
     void closeWaitsForReadsInFlightAndLaterReadsSayClosed() throws Exception {
+        assumeTrue(MappedReads.supported(), "no mapped reads on Java 24 and later");
         try (FileDevice w = FileDevice.open(file)) {
             byte[] b = new byte[4 << 20];
             new SplittableRandom(5).nextBytes(b);
