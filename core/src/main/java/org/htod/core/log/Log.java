@@ -210,8 +210,11 @@ public final class Log {
         ByteBuffer frame = ByteBuffer.allocate(Frames.FRAME);
         Frames.encode(frame, 0, fs, e, ByteBuffer.wrap(tail), 0, (int) (from - fs));
         writeOut(fs, frame, false);
-        long lastBefore = Frames.frameStart(s + regionSize - 1);
-        allFormatted = lastBefore > fs && !zeroFrame(lastBefore);
+        // The region's last frame written (formatted or used) means the whole region was: what a
+        // first lap writes is one stretch from the region's start. (Not the frame before the start
+        // a lap on, as this once read: once a checkpoint has moved the start within the first
+        // lap, that frame holds released records while the region's end is still zero.)
+        allFormatted = !zeroFrame(Frames.frameStart(regionSize - 1));
         formattedTo = fs + Frames.PAYLOAD;
         if (!formatAhead(from)) {
             dev.sync(); // formatting ahead syncs, covering the frame above; else this does

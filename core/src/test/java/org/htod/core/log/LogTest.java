@@ -498,6 +498,48 @@ class LogTest {
         }
     }
 
+    @Test
+    void aReopenedLogFormatsAheadThoughItsStartMovedInTheFirstLap() {
+        // A log reopened with its start moved by released records, its region's end still zero,
+        // goes on writing blank frames ahead of its end: a frame of records is never followed by
+        // zeros, which the reader would take for damage (ProcessKillTest met it after SIGKILLs).
+        int regionBytes = 4 << 20;
+        long lap = Frames.lap(regionBytes);
+        MemoryDevice dev = new MemoryDevice();
+        Log first = log(dev, regionBytes, 0, 0, 1);
+        List<Long> lsns = new ArrayList<>();
+        long id = 0;
+        while (first.end() < (1 << 20)) {
+            lsns.add(first.append(DATA, payload(id++, 4000)).lsn());
+            first.sync();
+            while (first.used() > (256 << 10)) {
+                lsns.remove(0);
+                first.release(lsns.get(0));
+            }
+        }
+        Log second = log(dev, regionBytes, first.start(), first.end(), 2);
+        Log.Appended last = null;
+        while (second.end() < (3 << 20)) {
+            last = second.append(DATA, payload(id++, 4000));
+            lsns.add(last.lsn());
+            second.sync();
+            while (second.used() > (256 << 10)) {
+                lsns.remove(0);
+                second.release(lsns.get(0));
+            }
+        }
+        ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
+        for (long p = Frames.frameStart(last.end()) + Frames.PAYLOAD; p < Math.min(lap, last.end() + Log.FORMAT_AHEAD / 4);
+                p += Frames.PAYLOAD) {
+            long off = Frames.frameOffset(REGION, lap, p);
+            assertTrue(off + Frames.FRAME <= dev.size(), "frame of position " + p + " ahead of the end " + last.end()
+                    + " was never written");
+            dev.read(off, f.clear());
+            assertFalse(Frames.allZero(f, 0, Frames.FRAME), "frame of position " + p + " ahead of the end "
+                    + last.end() + " is still zero");
+        }
+    }
+
     private static MemoryDevice threeGroups(List<Log.Appended> at) {
         MemoryDevice disk = new MemoryDevice();
         Log log = log(disk, REGION * 4, 0, 0, 1);
