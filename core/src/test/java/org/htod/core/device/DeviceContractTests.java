@@ -20,15 +20,17 @@ class DeviceContractTests {
         }
     }
 
-    @Nested
-    class File extends BlockDeviceContractTest {
+    /** A file, its reads through mappings where they can ({@link #mapReads}), else through its channel. */
+    abstract class OnFile extends BlockDeviceContractTest {
         private final java.util.List<Path> files = new java.util.ArrayList<>();
+
+        abstract boolean mapReads();
 
         @Override
         BlockDevice create() throws Exception {
             Path f = Files.createTempFile(testDir(), "contract", ".htod");
             files.add(f);
-            return FileDevice.open(f, CAPACITY, 512);
+            return FileDevice.open(f, CAPACITY, 512, mapReads());
         }
 
         @Override
@@ -39,23 +41,20 @@ class DeviceContractTests {
         }
     }
 
+    @Nested
+    class File extends OnFile {
+        @Override
+        boolean mapReads() {
+            return true;
+        }
+    }
+
     /** A file whose reads all go through the channel, none through mappings. */
     @Nested
-    class FileUnmapped extends BlockDeviceContractTest {
-        private final java.util.List<Path> files = new java.util.ArrayList<>();
-
+    class FileUnmapped extends OnFile {
         @Override
-        BlockDevice create() throws Exception {
-            Path f = Files.createTempFile(testDir(), "contract", ".htod");
-            files.add(f);
-            return FileDevice.open(f, CAPACITY, 512, false);
-        }
-
-        @Override
-        void cleanUp() throws Exception {
-            for (Path f : files) {
-                Files.deleteIfExists(f);
-            }
+        boolean mapReads() {
+            return false;
         }
     }
 

@@ -476,26 +476,8 @@ class LogTest {
         MemoryDevice dev = new MemoryDevice();
         Log log = log(dev, regionBytes, 0, 0, 1);
         long lap = Frames.lap(regionBytes);
-        List<Long> lsns = new ArrayList<>();
-        Log.Appended last = null;
-        for (long id = 0; last == null || last.end() < lap - 8 * Frames.PAYLOAD; id++) {
-            last = log.append(DATA, payload(id, 4000));
-            lsns.add(last.lsn());
-            log.sync();
-            while (log.used() > (1 << 20)) {
-                lsns.remove(0);
-                log.release(lsns.get(0));
-            }
-        }
-        ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
-        for (long p = Frames.frameStart(last.end()) + Frames.PAYLOAD; p < lap; p += Frames.PAYLOAD) {
-            long off = Frames.frameOffset(REGION, lap, p);
-            assertTrue(off + Frames.FRAME <= dev.size(), "frame of position " + p + " ahead of the end " + last.end()
-                    + " was never written");
-            dev.read(off, f.clear());
-            assertFalse(Frames.allZero(f, 0, Frames.FRAME), "frame of position " + p + " ahead of the end " + last.end()
-                    + " is still zero");
-        }
+        Log.Appended last = appendReleasing(log, new ArrayList<>(), lap - 8 * Frames.PAYLOAD, 1 << 20);
+        assertFormattedAhead(dev, lap, last.end(), lap);
     }
 
     @Test
@@ -508,35 +490,41 @@ class LogTest {
         MemoryDevice dev = new MemoryDevice();
         Log first = log(dev, regionBytes, 0, 0, 1);
         List<Long> lsns = new ArrayList<>();
-        long id = 0;
-        while (first.end() < (1 << 20)) {
-            lsns.add(first.append(DATA, payload(id++, 4000)).lsn());
-            first.sync();
-            while (first.used() > (256 << 10)) {
-                lsns.remove(0);
-                first.release(lsns.get(0));
-            }
-        }
+        appendReleasing(first, lsns, 1 << 20, 256 << 10);
         Log second = log(dev, regionBytes, first.start(), first.end(), 2);
+        Log.Appended last = appendReleasing(second, lsns, 3 << 20, 256 << 10);
+        assertFormattedAhead(dev, lap, last.end(), Math.min(lap, last.end() + Log.FORMAT_AHEAD / 4));
+    }
+
+    /**
+     * Appends records of 4,000 bytes, each synced, until the log ends at {@code until} or
+     * beyond, releasing the oldest of {@code lsns} (the live records' positions) while more than
+     * {@code keep} bytes are live; returns the last.
+     */
+    private static Log.Appended appendReleasing(Log log, List<Long> lsns, long until, long keep) {
         Log.Appended last = null;
-        while (second.end() < (3 << 20)) {
-            last = second.append(DATA, payload(id++, 4000));
+        while (last == null || last.end() < until) {
+            last = log.append(DATA, payload(last == null ? lsns.size() : last.lsn(), 4000));
             lsns.add(last.lsn());
-            second.sync();
-            while (second.used() > (256 << 10)) {
+            log.sync();
+            while (log.used() > keep) {
                 lsns.remove(0);
-                second.release(lsns.get(0));
+                log.release(lsns.get(0));
             }
         }
+        return last;
+    }
+
+    /** Every frame after the one holding stream position {@code end}, up to {@code to}, written and not zero. */
+    private static void assertFormattedAhead(MemoryDevice dev, long lap, long end, long to) {
         ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
-        for (long p = Frames.frameStart(last.end()) + Frames.PAYLOAD; p < Math.min(lap, last.end() + Log.FORMAT_AHEAD / 4);
-                p += Frames.PAYLOAD) {
+        for (long p = Frames.frameStart(end) + Frames.PAYLOAD; p < to; p += Frames.PAYLOAD) {
             long off = Frames.frameOffset(REGION, lap, p);
-            assertTrue(off + Frames.FRAME <= dev.size(), "frame of position " + p + " ahead of the end " + last.end()
+            assertTrue(off + Frames.FRAME <= dev.size(), "frame of position " + p + " ahead of the end " + end
                     + " was never written");
             dev.read(off, f.clear());
-            assertFalse(Frames.allZero(f, 0, Frames.FRAME), "frame of position " + p + " ahead of the end "
-                    + last.end() + " is still zero");
+            assertFalse(Frames.allZero(f, 0, Frames.FRAME), "frame of position " + p + " ahead of the end " + end
+                    + " is still zero");
         }
     }
 
