@@ -65,7 +65,8 @@ final class StoreOps {
      * Deletes the files a copy or compaction into {@code store}'s name left behind when its
      * process died ({@link #temporary} names them), once the store is open and locked: none of
      * them can then become the store (a compaction renames only while it holds the store open),
-     * and one that no open device holds locked is written by no copy either. One that is locked (a copy into that name going on), or that cannot be opened, is left.
+     * and one that no open device holds locked is written by no copy either. One that is locked
+     * (a copy into that name going on), or that cannot be opened, is left.
      */
     static void removeLeftovers(Path store) {
         Path abs = store.toAbsolutePath();

@@ -24,12 +24,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * ByteBuffer} indexes at most 2 GiB), each up to what is known written: the file's size at open,
  * then the furthest end of a write ({@link #grew}). A mapping never reaches past the file's end,
  * since touching such a page kills the read with {@code SIGBUS}; a first mapping takes what there
- * is. A read the mappings cannot serve
- * (past what is mapped, straddling two segments, after close) returns false and the caller reads
- * through the channel, which also finds the file's end. As the file grows, a segment is mapped
- * again, longer, once it has grown by {@value #MIN_GROWTH} bytes or an eighth (so about fifty
- * mappings take a segment to its full size); the shorter ones stay mapped until close, since a
- * reader may still be copying out of one.
+ * is. A read the mappings cannot serve (past what is mapped, straddling two segments, after close)
+ * returns false and the caller reads through the channel, which also finds the file's end. As
+ * the file grows, a segment is mapped again, longer, once it has grown by {@value #MIN_GROWTH}
+ * bytes or an eighth (so about fifty mappings take a segment to its full size); the shorter ones
+ * stay mapped until close, since a reader may still be copying out of one.
  *
  * <p>Only while the file is at most {@link #limitFor} bytes (half the memory): beyond, a fault
  * would read ahead far more than a random read uses, and every read goes through the channel.

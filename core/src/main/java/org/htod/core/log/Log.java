@@ -234,7 +234,8 @@ public final class Log {
         // Never past the region's end in this lap: the frames after it, at the region's start,
         // hold records, and judging by them would leave the zeros before the end unformatted.
         long lapEnd = to - to % regionSize + regionSize;
-        long limit = Frames.frameStart(Math.min(Math.min(to + FORMAT_AHEAD, start + regionSize), lapEnd));
+        long end = Math.min(lapEnd, start + regionSize);
+        long limit = Frames.frameStart(Math.min(to + FORMAT_AHEAD, end));
         if (limit <= formattedTo) {
             return false;
         }
@@ -242,7 +243,7 @@ public final class Log {
             // Written once already up to there (what is written of a region's first lap is one
             // stretch from where its log began): nothing to blank.
             formattedTo = limit;
-            allFormatted = limit >= Math.min(lapEnd, start + regionSize);
+            allFormatted = limit >= end;
             return false;
         }
         int n = (int) ((limit - formattedTo) / Frames.PAYLOAD);
@@ -251,7 +252,7 @@ public final class Log {
         // blank, never as zero after a written one (which the reader takes for damage).
         dev.sync();
         formattedTo = limit;
-        allFormatted = limit >= Math.min(lapEnd, start + regionSize);
+        allFormatted = limit >= end;
         return true;
     }
 

@@ -271,6 +271,7 @@ public final class LogReader {
             p += frames * Frames.PAYLOAD;
         }
         zerosFrom = fs;
+        zerosNeverWritten = fs % regionSize == 0 || blankBefore(fs);
         return true;
     }
 
@@ -280,23 +281,14 @@ public final class LogReader {
      * writes (and syncs) blank frames {@link Log#FORMAT_AHEAD} ahead of its end before any record
      * lands there, so by right a run of zeros never follows a frame with records; zeros right after
      * one are a zeroed sector that may have held acknowledged records, even at the region's end.
-     * Decided once per run, at the first of its frames met; reads one frame more.
+     * Decided once per run, by {@link #zerosToTheEnd} at the first of its frames met (the reader
+     * meets frames in order); reads one frame more.
      */
     private boolean neverWritten(long fs) {
-        if (!zerosToTheEnd(fs)) {
-            return false;
-        }
-        if (fs == zerosFrom && !zerosChecked) {
-            zerosChecked = true;
-            zerosNeverWritten = fs % regionSize == 0 || blankBefore(fs);
-        }
-        return zerosNeverWritten;
+        return zerosToTheEnd(fs) && zerosNeverWritten;
     }
 
-    /** Whether the run of zeros from {@link #zerosFrom} has been judged by {@link #neverWritten}. */
-    private boolean zerosChecked;
-
-    /** Whether the frame before that of stream position {@code fs}, in the region, is a blank frame (or zero: the run began earlier). */
+    /** Whether the frame before that of stream position {@code fs}, in the region, is a blank frame. */
     private boolean blankBefore(long fs) {
         long off = Frames.frameOffset(regionOffset, regionSize, fs) - Frames.FRAME;
         ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
