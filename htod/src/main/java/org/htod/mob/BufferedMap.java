@@ -40,11 +40,16 @@ public final class BufferedMap implements TableReader, TableWriter {
         Mob.Pending p = mob.get(tableId, key);
         long now = clock.getAsLong();
         if (p != null) {
-            Mob.Value v = p.current;
-            return v.liveAt(now) ? StoredEntry.buffered(hash, v.version(), v.expiry(), key, v.value()) : null;
+            return buffered(p, key, hash, now);
         }
         StoredEntry e = table.read(key, withValue);
         return e == null || e.expiredAt(now) ? null : e;
+    }
+
+    /** The buffered change {@code p} of {@code key} as the entry it makes at {@code now}: null if removed or expired. */
+    static StoredEntry buffered(Mob.Pending p, byte[] key, long hash, long now) {
+        Mob.Value v = p.current;
+        return v.liveAt(now) ? StoredEntry.buffered(hash, v.version(), v.expiry(), key, v.value()) : null;
     }
 
     @Override

@@ -378,7 +378,11 @@ public final class WriteLayer {
                     BatchOp op = ops.get(i);
                     BufferedMap m = ms.get(i);
                     Mob.Pending p = mob.get(m.tableId, op.key());
-                    StoredEntry cur = m.current(op.key(), hashes.get(i), false);
+                    // one walk of the key's chain tells both its version and whether the table
+                    // holds it (expired or not: the buffer counts the map's size from that)
+                    StoredEntry stored = p == null ? m.table.read(op.key(), false) : null;
+                    StoredEntry cur = p != null ? BufferedMap.buffered(p, op.key(), hashes.get(i), now)
+                            : stored == null || stored.expiredAt(now) ? null : stored;
                     Long inBatch = versionsInBatch.computeIfAbsent(m, x -> new HashMap<>()).get(ByteBuffer.wrap(op.key()));
                     long curVersion = inBatch != null ? inBatch : cur == null ? 0 : cur.version();
                     if (op.value() == null) {
@@ -392,7 +396,7 @@ public final class WriteLayer {
                         logged.add(new DataRecord.Op(m.tableId, op.key(), op.value(), version, op.expiry()));
                         versionsInBatch.get(m).put(ByteBuffer.wrap(op.key()), version);
                     }
-                    inTable.add(p != null ? p.inTable : m.table.read(op.key(), false) != null ? 1 : 0);
+                    inTable.add(p != null ? p.inTable : stored != null ? 1 : 0);
                     loggedHashes.add(hashes.get(i));
                 }
                 if (logged.isEmpty()) {
@@ -543,6 +547,7 @@ public final class WriteLayer {
                         // doubling step between batches; a checkpoint whenever the log fills
                         boolean wanted = (all && mob.minFirstLsn(Long.MAX_VALUE) < passEnd)
                                 || mob.bytes() > mob.capacity() / 4 || log.used() > log.regionSize() / 4;
+                        keepUpDoublings(); // the tables sized for the keys the install adds
                         progress = wanted && installOnce();
                         progress |= doublings();
                         if (log.used() > log.regionSize() / 3) {
@@ -697,8 +702,8 @@ public final class WriteLayer {
         for (HashtableOnDisk t : tables.all()) {
             install.lock();
             try {
-                if (t.doublingDue()) {
-                    more |= t.doublingStep();
+                if (t.doublingDue(0)) {
+                    more |= t.doublingStep(0);
                     stats.doublingSteps++;
                 }
             } finally {
@@ -706,6 +711,45 @@ public final class WriteLayer {
             }
         }
         return more;
+    }
+
+    /**
+     * The flusher's further doubling steps, before an install: as many as each table needs to be
+     * no longer {@linkplain HashtableOnDisk#doublingBehind behind} its entries and the keys the
+     * buffer will add to it, so that chains stay as short as the load factor says. With one step
+     * per install batch, as before, a steady load of new keys went into tables sized for what
+     * they held, and every put and install walked chains as long as the batch over the buckets.
+     * The install lock is taken per step, so that a reader's size gets in between; a checkpoint
+     * whenever the log fills, as between install batches.
+     *
+     * <p>Each step is a record in the log, which a checkpoint releases only up to the oldest
+     * record whose key is still buffered: the steps stop while the log has room for four more of
+     * the flusher's records, enough for an install and a checkpoint. Without that bound they ate
+     * the reserve that writers leave to the flusher (the last quarter), and left the flusher
+     * waiting for room only its installs could make.
+     */
+    private void keepUpDoublings() {
+        healIfNeeded(); // as an install does first: a log that failed a write takes no record until healed
+        for (HashtableOnDisk t : tables.all()) {
+            long coming = Math.max(0, mob.delta(t.tableId(), false, null));
+            while (t.doublingBehind(coming) && log.used() + 4 * log.flusherRecordBudget() <= log.regionSize()) {
+                boolean more;
+                install.lock();
+                try {
+                    if (!t.doublingDue(coming)) {
+                        break;
+                    }
+                    more = t.doublingStep(coming);
+                    stats.doublingSteps++;
+                } finally {
+                    install.unlock();
+                }
+                checkpointIfLogFills();
+                if (!more) {
+                    break; // the last step, or another thread doubling this table now
+                }
+            }
+        }
     }
 
     /**

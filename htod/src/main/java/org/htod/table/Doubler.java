@@ -80,20 +80,22 @@ final class Doubler {
         private Logged() {}
 
         static void run(HashtableOnDisk t) {
-            while (step(t)) {
+            while (step(t, 0)) {
                 // one batch per lock hold, so that readers and the next install get in between
             }
         }
 
         /**
-         * One step of a doubling that is due: its start, or one batch, or its finish; returns
-         * whether more steps remain. The flusher runs one at a time between its installs, so that
-         * a doubling never holds the write buffer's draining up for long.
+         * One step of a doubling that is due for the entries and {@code coming} more: its start,
+         * or one batch, or its finish; returns whether more steps remain (after a finish: whether
+         * the next doubling is due already).
+         * The flusher runs one at a time between its installs, so that a doubling never holds the
+         * write buffer's draining up for long.
          */
-        static boolean step(HashtableOnDisk t) {
+        static boolean step(HashtableOnDisk t, long coming) {
             Shape s = t.shape;
             if (!s.doubling()) {
-                if (!t.overLoaded(s) || t.isClosed()) {
+                if (!t.overLoaded(s, coming) || t.isClosed()) {
                     return false;
                 }
                 BucketArray next = BucketArray.allocate(t.heap, 2 * s.n(), t.gate.slots);
@@ -112,10 +114,10 @@ final class Doubler {
                 t.gate.sync();
                 return true;
             }
-            return batch(t);
+            return batch(t, coming);
         }
 
-        private static boolean batch(HashtableOnDisk t) {
+        private static boolean batch(HashtableOnDisk t, long coming) {
             t.lockAllWriters();
             try {
                 Shape s = t.shape;
@@ -133,7 +135,7 @@ final class Doubler {
                     s.array.forEachBlock(t.gate::retire);
                     t.gate.touch(t);
                     t.gate.sync();
-                    return false;
+                    return t.overLoaded(t.shape, coming); // a flusher behind a load goes on to the next doubling
                 }
                 long from = s.moved;
                 int k = (int) Math.min(Math.min(batchSize(s, t.doublingMinBatch), t.gate.maxDoublingBatch()), n - from);

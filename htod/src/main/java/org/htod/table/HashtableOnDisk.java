@@ -885,30 +885,54 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /** Whether a doubling is under way or due. */
-    public boolean doublingDue() {
+    /**
+     * Whether a doubling is under way or due, for the table's entries and {@code coming} more:
+     * the keys the write buffer will add when it installs them.
+     */
+    public boolean doublingDue(long coming) {
         Shape s = shape;
-        return !closed && (s.doubling() || overLoaded(s));
+        return !closed && (s.doubling() || overLoaded(s, coming));
     }
 
     /**
-     * Log mode's flusher: one step of the doubling that is due (its start, a batch of buckets, or
-     * its finish; each one install record); returns whether more steps remain.
+     * Log mode's flusher: one step of the doubling that is due for the entries and {@code coming}
+     * more (its start, a batch of buckets, or its finish; each one install record); returns
+     * whether more steps remain, the start of the next doubling among them when the entries
+     * already call for it.
      */
-    public boolean doublingStep() {
+    public boolean doublingStep(long coming) {
         if (closed || !doubling.tryLock()) {
             return false;
         }
         try {
-            return Doubler.Logged.step(this);
+            return Doubler.Logged.step(this, coming);
         } finally {
             doubling.unlock();
         }
     }
 
+    /**
+     * Whether the entries and {@code coming} more exceed the load factor over the buckets in use,
+     * a doubling's moved buckets counted twice (each is split in two): the table is then behind
+     * its entries, its chains longer than the load factor allows, and log mode's flusher runs
+     * doubling steps back to back until it has caught up. Without that, a steady load of new keys
+     * gained thousands of entries between two steps (an install batch), every chain walk grew
+     * with them, and a load of 150,000 objects read 65 entries per put.
+     */
+    public boolean doublingBehind(long coming) {
+        Shape s = shape;
+        long buckets = s.doubling() ? s.n() + s.moved : s.n();
+        return !closed && (count.get() + coming) * 1000 > buckets * loadPermille;
+    }
+
     /** Whether the entry count calls for a doubling of {@code s}. */
     boolean overLoaded(Shape s) {
-        return count.get() * 1000 > s.n() * loadPermille;
+        return overLoaded(s, 0);
+    }
+
+    /** Whether the entry count and {@code coming} more call for a doubling of {@code s}. */
+    boolean overLoaded(Shape s, long coming) {
+        return (count.get() + coming) * 1000 > s.n() * loadPermille;
     }
 
     /** Writes the header for shape {@code s} and the current count: one write to the other slot. */
