@@ -25,10 +25,9 @@ public class RewritableStore extends LoadedStore {
         nextVersion++;
     }
 
-    /** Drops the pass's values and forces what the pass wrote, so its write-back is not charged to the next. */
+    /** Drops the pass's values (the pass itself ended with what it wrote forced to disk). */
     @TearDown(Level.Iteration)
     public void dropRewrite() {
         rewriteValues = null;
-        settle();
     }
 }

@@ -95,6 +95,16 @@ public abstract class StoreParams {
         DiskUsage.syncRecursively(dir);
     }
 
+    /**
+     * The end of a timed write pass, or of a load: {@code flush()}, the work the store put off
+     * ({@code finishDeferred()}), and its files forced to disk.
+     */
+    final void finishPass() {
+        kv.flush();
+        kv.finishDeferred();
+        settle();
+    }
+
     /** Keys of objects {@code 0 .. objects-1}. */
     protected final byte[][] keys() {
         byte[][] keys = new byte[objects][];

@@ -205,6 +205,12 @@ final class HtodKeyValueStore implements KeyValueStore {
         store.sync();
     }
 
+    /** The write buffer installed into the tables and a checkpoint taken (nothing in direct mode). */
+    @Override
+    public void finishDeferred() {
+        store.checkpoint();
+    }
+
     @Override
     public long diskBytes() {
         return DiskUsage.apparentBytes(dir);

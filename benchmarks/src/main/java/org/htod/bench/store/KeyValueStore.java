@@ -70,6 +70,16 @@ public interface KeyValueStore extends AutoCloseable {
     void flush();
 
     /**
+     * Does the work the store put off, so that a pass that ends here times it: afterwards nothing
+     * the writes so far caused is left for the store to do. htod installs its write buffer into
+     * its tables and takes a checkpoint; RocksDB flushes its memtable and waits for the
+     * compactions that starts; SQLite checkpoints its write-ahead log into the database. The
+     * kernel's writeback of the files is not here: the caller forces the store's files to disk
+     * after this, alike for every store. Nothing by default (a store that defers no work).
+     */
+    default void finishDeferred() {}
+
+    /**
      * Bytes the store's files take: the sum of the apparent sizes ({@code Files.size}) of the
      * regular files under its directory. Sparse or preallocated files count at their apparent
      * size; {@link DiskUsage#allocatedBytes} gives the blocks really allocated.

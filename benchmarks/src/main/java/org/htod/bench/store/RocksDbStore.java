@@ -7,6 +7,7 @@ import java.util.function.Consumer;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.CompressionType;
+import org.rocksdb.FlushOptions;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -180,6 +181,26 @@ final class RocksDbStore implements KeyValueStore {
             db.flushWal(durability == Durability.SYNC);
         } catch (RocksDBException e) {
             throw new StoreException(NAME + ": WAL flush failed", e);
+        }
+    }
+
+    /**
+     * The memtable flushed into a table file, then a wait until no compaction is pending or
+     * running (RocksJava 9.7 has no call that waits for them, so the properties are polled).
+     */
+    @Override
+    public void finishDeferred() {
+        try (FlushOptions f = new FlushOptions().setWaitForFlush(true)) {
+            db.flush(f);
+            while (db.getLongProperty("rocksdb.compaction-pending") > 0
+                    || db.getLongProperty("rocksdb.num-running-compactions") > 0) {
+                Thread.sleep(1);
+            }
+        } catch (RocksDBException e) {
+            throw new StoreException(NAME + ": flush failed", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException(NAME + ": interrupted waiting for compactions", e);
         }
     }
 

@@ -159,6 +159,16 @@ final class SqliteStore implements KeyValueStore {
     @Override
     public void flush() {}
 
+    /** The write-ahead log copied into the database file and emptied ({@code wal_checkpoint(TRUNCATE)}). */
+    @Override
+    public void finishDeferred() {
+        try (Statement st = conn.createStatement()) {
+            st.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+        } catch (SQLException e) {
+            throw new StoreException(NAME + ": WAL checkpoint failed", e);
+        }
+    }
+
     @Override
     public long diskBytes() {
         return DiskUsage.apparentBytes(dir);

@@ -74,6 +74,11 @@ final class SynchronizedStore implements KeyValueStore {
     }
 
     @Override
+    public synchronized void finishDeferred() {
+        inner.finishDeferred();
+    }
+
+    @Override
     public synchronized long diskBytes() {
         return inner.diskBytes();
     }
