@@ -723,10 +723,10 @@ public final class WriteLayer {
      * whenever the log fills, as between install batches.
      *
      * <p>Each step is a record in the log, which a checkpoint releases only up to the oldest
-     * record whose key is still buffered: the steps stop while the log has room for four more of
-     * the flusher's records, enough for an install and a checkpoint. Without that bound they ate
-     * the reserve that writers leave to the flusher (the last quarter), and left the flusher
-     * waiting for room only its installs could make.
+     * record whose key is still buffered: the steps stop once the log has no room left for four
+     * more of the flusher's records, enough for an install and a checkpoint. Without that bound
+     * they ate the reserve that writers leave to the flusher (the last quarter), and left the
+     * flusher waiting for room only its installs could make.
      */
     private void keepUpDoublings() {
         healIfNeeded(); // as an install does first: a log that failed a write takes no record until healed
