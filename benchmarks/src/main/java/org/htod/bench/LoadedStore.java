@@ -13,8 +13,9 @@ import org.openjdk.jmh.annotations.TearDown;
  * in batches of {@value #BATCH} ({@code putBatch}, each durable as a unit at SYNC), then {@code
  * flush}, then the work the store put off ({@code finishDeferred}: htod's installs, RocksDB's
  * compactions), then forced to disk, so that neither that work nor its write-back overlaps the
- * measurement: every store is read settled. Not measured. Values are made batch by batch, so a corpus of millions of objects never sits in the
- * heap; the keys are kept, for the benchmarks to choose from.
+ * measurement: every store is read settled. Not measured. Values are made batch by batch, so a
+ * corpus of millions of objects never sits in the heap; the keys are kept, for the benchmarks to
+ * choose from.
  */
 @State(Scope.Benchmark)
 public class LoadedStore extends StoreParams {

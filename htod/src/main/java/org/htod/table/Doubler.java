@@ -88,9 +88,8 @@ final class Doubler {
         /**
          * One step of a doubling that is due for the entries and {@code coming} more: its start,
          * or one batch, or its finish; returns whether more steps remain (after a finish: whether
-         * the next doubling is due already).
-         * The flusher runs one at a time between its installs, so that a doubling never holds the
-         * write buffer's draining up for long.
+         * the next doubling is due already). The flusher runs one at a time between its installs,
+         * so that a doubling never holds the write buffer's draining up for long.
          */
         static boolean step(HashtableOnDisk t, long coming) {
             Shape s = t.shape;

@@ -921,8 +921,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      */
     public boolean doublingBehind(long coming) {
         Shape s = shape;
-        long buckets = s.doubling() ? s.n() + s.moved : s.n();
-        return !closed && (count.get() + coming) * 1000 > buckets * loadPermille;
+        return !closed && exceedsLoad(s.doubling() ? s.n() + s.moved : s.n(), coming);
     }
 
     /** Whether the entry count calls for a doubling of {@code s}. */
@@ -932,7 +931,12 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
 
     /** Whether the entry count and {@code coming} more call for a doubling of {@code s}. */
     boolean overLoaded(Shape s, long coming) {
-        return (count.get() + coming) * 1000 > s.n() * loadPermille;
+        return exceedsLoad(s.n(), coming);
+    }
+
+    /** Whether the entries and {@code coming} more exceed the load factor over {@code buckets}. */
+    private boolean exceedsLoad(long buckets, long coming) {
+        return (count.get() + coming) * 1000 > buckets * loadPermille;
     }
 
     /** Writes the header for shape {@code s} and the current count: one write to the other slot. */

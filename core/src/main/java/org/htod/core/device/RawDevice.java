@@ -149,7 +149,7 @@ public final class RawDevice implements BlockDevice {
     }
 
     /** A transfer buffer from the pool, or a new one, positioned at 0 with {@code n} (at most {@link #MAX_TRANSFER}) bytes. */
-    private ByteBuffer take(int n) {
+    private ByteBuffer borrow(int n) {
         ByteBuffer b = pool.poll();
         if (b == null) {
             b = aligned(MAX_TRANSFER);
@@ -158,7 +158,7 @@ public final class RawDevice implements BlockDevice {
     }
 
     /** Gives {@code b} back for the next transfer; dropped when the pool is full. */
-    private void give(ByteBuffer b) {
+    private void giveBack(ByteBuffer b) {
         pool.offer(b);
     }
 
@@ -190,7 +190,7 @@ public final class RawDevice implements BlockDevice {
                     dst.put(b.position(skip).limit(skip + take));
                     pos += take;
                 } finally {
-                    give(b);
+                    giveBack(b);
                 }
             }
         } catch (IOException e) {
@@ -203,7 +203,7 @@ public final class RawDevice implements BlockDevice {
      * buffer, which the caller gives back; past the end of a file, zeros.
      */
     private ByteBuffer readBlocks(long from, int n) throws IOException {
-        ByteBuffer b = take(n);
+        ByteBuffer b = borrow(n);
         try {
             while (b.hasRemaining()) {
                 if (channel.read(b, from + b.position()) < 0) {
@@ -214,7 +214,7 @@ public final class RawDevice implements BlockDevice {
                 b.put((byte) 0);
             }
         } catch (IOException | RuntimeException e) {
-            give(b);
+            giveBack(b);
             throw e;
         }
         return b.flip();
@@ -236,7 +236,7 @@ public final class RawDevice implements BlockDevice {
                 int skip = (int) (pos - from);
                 int take = Math.min(src.remaining(), n - skip);
                 boolean whole = skip == 0 && take == n;
-                ByteBuffer b = whole ? take(n) : readBlocks(from, n);
+                ByteBuffer b = whole ? borrow(n) : readBlocks(from, n);
                 try {
                     ByteBuffer part = src.duplicate();
                     part.limit(part.position() + take);
@@ -247,7 +247,7 @@ public final class RawDevice implements BlockDevice {
                         channel.write(b, from + b.position());
                     }
                 } finally {
-                    give(b);
+                    giveBack(b);
                 }
                 pos += take;
             }
