@@ -288,7 +288,7 @@ final class Mob {
 
     /** Why the flusher cannot empty the buffer now; a writer that needs room gets it instead of waiting. */
     private volatile HtodException stalled;
-    /** Failures so far: a waiter gives up only on one met after it began to wait (see {@code Log.stall}). */
+    /** Failures so far: a waiter gives up only on a try begun after it began to wait, the second since (see {@code Log.stall}). */
     private long stalls;
 
     /** See {@link #stalled}; null when the flusher works again. Wakes every waiter. */
@@ -309,7 +309,7 @@ final class Mob {
             long seen = stalls;
             while (!closed && bytes.get() > 0 && bytes.get() + n > capacity) {
                 HtodException why = stalled;
-                if (why != null && stalls != seen) {
+                if (why != null && stalls - seen >= 2) {
                     String msg = "the write buffer is full and the flusher cannot empty it now (" + why.getMessage()
                             + "); nothing was written for this change, reads go on, and writes resume once it can";
                     throw why instanceof org.htod.core.StoreFullException

@@ -417,9 +417,11 @@ public final class Log {
 
     /**
      * The flusher that makes room failed with {@code why} (the disk full, say) and will try again:
-     * an append or {@link #awaitRoom} that finds no room and saw such a failure since it began to
-     * wait throws an error naming {@code why}, instead of waiting for room that may not come. The
-     * first write after space returns waits for one more try, which may succeed. Wakes every waiter.
+     * an append or {@link #awaitRoom} that finds no room and saw a try fail that began after it
+     * began to wait throws an error naming {@code why}, instead of waiting for room that may not
+     * come. That is the second failure since the wait began: the first may end a try begun before,
+     * while the disk was still full, so a write after space returns waits for a try of its own,
+     * which may succeed. Wakes every waiter.
      */
     public synchronized void stall(HtodException why) {
         stalled = why;
@@ -434,7 +436,7 @@ public final class Log {
 
     private void ensureNotStalled(long seen) {
         HtodException why = stalled;
-        if (why != null && stalls != seen) {
+        if (why != null && stalls - seen >= 2) {
             String msg = "the log of " + dev.name() + " is full and cannot make room now (" + why.getMessage()
                     + "); nothing was written for this change, reads go on, and writes resume once room is made";
             throw why instanceof StoreFullException ? new StoreFullException(msg, why) : new HtodException(msg, why);

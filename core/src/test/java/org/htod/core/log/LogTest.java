@@ -13,7 +13,9 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.htod.core.HtodException;
+import org.htod.core.StoreFullException;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.CountingDevice;
 import org.htod.core.device.CrashDevice;
@@ -371,6 +373,43 @@ class LogTest {
         w.join(10_000);
         assertEquals(0, appended.getCount(), "a release lets it go on");
         assertTrue(log.appendReserved(DATA, payload(-1, 500)).lsn() >= 0, "the reserve takes records beyond");
+    }
+
+    @Test
+    void aWaitingWriterGivesUpOnlyWhenATryBegunAfterItsWaitFails() throws Exception {
+        MemoryDevice disk = new MemoryDevice();
+        Log log = log(disk, REGION * 2, 0, 0, 1);
+        long usable = log.regionSize() - log.reserve();
+        long id = 0;
+        while (usable - log.used() >= Records.length(500)) {
+            log.append(DATA, payload(id++, 500));
+        }
+        log.sync();
+        AtomicReference<Throwable> got = new AtomicReference<>();
+        long next = id;
+        Thread w = new Thread(() -> {
+            try {
+                log.append(DATA, payload(next, 500));
+            } catch (Throwable t) {
+                got.set(t);
+            }
+        });
+        w.start();
+        while (w.getState() != Thread.State.WAITING && w.getState() != Thread.State.TIMED_WAITING) {
+            Thread.onSpinWait();
+        }
+        // The flusher's try that fails now may have begun before the writer waited (before space
+        // returned, say): the writer waits for the next try.
+        log.stall(new StoreFullException("the disk is full"));
+        w.join(200);
+        assertTrue(w.isAlive(), "one failure, perhaps of a try begun before the wait, does not end it: " + got.get());
+        log.stall(new StoreFullException("the disk is full"));
+        w.join(10_000);
+        assertFalse(w.isAlive(), "a second failure, of a try begun while it waited, ends the wait");
+        assertTrue(got.get() instanceof StoreFullException, String.valueOf(got.get()));
+        log.unstall();
+        log.release(log.durable());
+        assertTrue(log.append(DATA, payload(next, 500)).lsn() >= 0, "room made: writes go on");
     }
 
     @Test
