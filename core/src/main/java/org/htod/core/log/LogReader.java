@@ -16,6 +16,8 @@ public final class LogReader {
     private static final int WINDOW = 1 << 20;
 
     private final BlockDevice dev;
+    /** The device's size, asked once, not per frame (a system call each). */
+    private long deviceSize = -1;
     private final long regionOffset;
     /** Stream bytes of one lap (see {@link Frames#lap}). */
     private final long regionSize;
@@ -256,11 +258,11 @@ public final class LogReader {
         ByteBuffer b = ByteBuffer.allocate(WINDOW);
         for (long p = fs; p < endPos; ) {
             long off = Frames.frameOffset(regionOffset, regionSize, p);
-            if (off >= dev.size()) {
+            if (off >= deviceSize()) {
                 break; // past the device's end: nothing written there
             }
             long frames = Math.min((endPos - p) / Frames.PAYLOAD, WINDOW / Frames.FRAME);
-            b.clear().limit((int) Math.min(frames * Frames.FRAME, dev.size() - off));
+            b.clear().limit((int) Math.min(frames * Frames.FRAME, deviceSize() - off));
             dev.read(off, b);
             bytesRead += b.limit();
             int i = Frames.firstNonZero(b, 0, b.limit());
@@ -299,16 +301,24 @@ public final class LogReader {
     }
 
     /** The frame of stream position {@code fs} if this lap wrote it, checked once; else null, with why. */
+    /** The device's size when the reading began: the log region, at its start, does not move as a heap grows. */
+    private long deviceSize() {
+        if (deviceSize < 0) {
+            deviceSize = dev.size();
+        }
+        return deviceSize;
+    }
+
     private ByteBuffer frame(long fs) {
         long off = Frames.frameOffset(regionOffset, regionSize, fs);
-        if (off + Frames.FRAME > dev.size()) {
-            stopReason = "the device ends at offset " + dev.size() + ", inside the log region";
+        if (off + Frames.FRAME > deviceSize()) {
+            stopReason = "the device ends at offset " + deviceSize() + ", inside the log region";
             damaged = true;
             return null;
         }
         if (windowAt < 0 || off < windowAt || off + Frames.FRAME > windowAt + window.limit()) {
             long lapEnd = Frames.frameOffset(regionOffset, regionSize, 0) + regionSize / Frames.PAYLOAD * Frames.FRAME;
-            int len = (int) Math.min(WINDOW, Math.min(lapEnd, dev.size()) - off);
+            int len = (int) Math.min(WINDOW, Math.min(lapEnd, deviceSize()) - off);
             window = ByteBuffer.allocate(len);
             dev.read(off, window);
             window.flip();
