@@ -475,7 +475,9 @@ public final class Log {
             }
         }
         long at = end;
-        put(Records.encode(type, at, epoch, payload));
+        ensurePending(len);
+        Records.encodeInto(pending, type, at, epoch, payload);
+        end += len;
         recordsInPending++;
         return new Appended(at, end, generation);
     }
@@ -487,14 +489,19 @@ public final class Log {
     }
 
     private void put(ByteBuffer record) {
-        if (pending.remaining() < record.remaining()) {
-            ByteBuffer bigger = ByteBuffer.allocate(Math.max(pending.capacity() * 2, pending.position() + record.remaining()));
+        ensurePending(record.remaining());
+        end += record.remaining();
+        pending.put(record);
+    }
+
+    /** Grows {@link #pending} to take {@code bytes} more. */
+    private void ensurePending(int bytes) {
+        if (pending.remaining() < bytes) {
+            ByteBuffer bigger = ByteBuffer.allocate(Math.max(pending.capacity() * 2, pending.position() + bytes));
             pending.flip();
             bigger.put(pending);
             pending = bigger;
         }
-        end += record.remaining();
-        pending.put(record);
     }
 
     /**

@@ -55,16 +55,33 @@ public final class Records {
     }
 
     static ByteBuffer encode(int type, long lsn, long epoch, ByteBuffer payload) {
+        ByteBuffer b = ByteBuffer.allocate(length(payload.remaining()));
+        encodeInto(b, type, lsn, epoch, payload);
+        return b.flip();
+    }
+
+    /**
+     * Writes the record carrying {@code payload} at {@code dst}'s position, which it advances by
+     * the record's length (alignment bytes zeroed); {@code dst} must have that much room. The
+     * group and the CRC wait for {@link #seal}. Writing in place saves the log a copy of each
+     * record.
+     */
+    static void encodeInto(ByteBuffer dst, int type, long lsn, long epoch, ByteBuffer payload) {
         int p = payload.remaining();
         int len = length(p);
-        ByteBuffer b = ByteBuffer.allocate(len);
-        b.putInt(LENGTH_OFFSET, len);
-        b.putLong(LSN_OFFSET, lsn);
-        b.putLong(EPOCH_OFFSET, epoch);
-        b.put(TYPE_OFFSET, (byte) type);
-        b.putInt(PAYLOAD_LENGTH_OFFSET, p);
-        b.put(HEADER, payload, payload.position(), p);
-        return b; // the group and the CRC wait for seal
+        int o = dst.position();
+        dst.putInt(o + CRC_OFFSET, 0);
+        dst.putInt(o + LENGTH_OFFSET, len);
+        dst.putLong(o + LSN_OFFSET, lsn);
+        dst.putLong(o + EPOCH_OFFSET, epoch);
+        dst.put(o + TYPE_OFFSET, (byte) type);
+        dst.put(o + GROUP_OFFSET, (byte) 0).put(o + GROUP_OFFSET + 1, (byte) 0).put(o + GROUP_OFFSET + 2, (byte) 0);
+        dst.putInt(o + PAYLOAD_LENGTH_OFFSET, p);
+        dst.put(o + HEADER, payload, payload.position(), p);
+        for (int i = o + HEADER + p; i < o + len; i++) {
+            dst.put(i, (byte) 0);
+        }
+        dst.position(o + len);
     }
 
     /**
