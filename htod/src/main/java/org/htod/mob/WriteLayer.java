@@ -236,25 +236,23 @@ public final class WriteLayer {
             try {
                 ensureWritable();
                 Mob.Pending p = mob.get(m.tableId, key);
-                Object state;
+                StoredEntry inTableEntry = null;
                 StoredEntry cur;
                 int inTable;
                 long now = clock.getAsLong();
                 if (p != null) {
                     Mob.Value v = p.current;
-                    state = v;
                     inTable = p.inTable;
                     cur = v.value() != null && (raw || v.liveAt(now))
                             ? StoredEntry.buffered(hash, v.version(), v.expiry(), key, v.value()) : null;
                 } else {
-                    StoredEntry e = m.table.read(key, true);
-                    state = e == null ? "absent" : e.version() + "@" + e.expiry() + "#" + java.util.Arrays.hashCode(e.value());
-                    inTable = e == null ? 0 : 1;
-                    cur = e == null || (!raw && e.expiredAt(now)) ? null : e;
+                    inTableEntry = m.table.read(key, true);
+                    inTable = inTableEntry == null ? 0 : 1;
+                    cur = inTableEntry == null || (!raw && inTableEntry.expiredAt(now)) ? null : inTableEntry;
                 }
                 // A decision made before waiting for room stands if the key has not changed since;
                 // else the mutation is asked again (as ConcurrentMap allows).
-                Change c = decided != null && state.equals(decidedOn) ? decided : mutation.apply(cur);
+                Change c = decided != null && state(p, inTableEntry).equals(decidedOn) ? decided : mutation.apply(cur);
                 if (c == null) {
                     return;
                 }
@@ -267,7 +265,7 @@ public final class WriteLayer {
                 ByteBuffer payload = DataRecord.encode(List.of(op));
                 Log.Appended a = log.tryAppend(DataRecord.TYPE, payload);
                 if (a == null) {
-                    decidedOn = state;
+                    decidedOn = state(p, inTableEntry); // only now: it hashes the value
                     decided = c;
                     expected = payload.remaining();
                 } else {
@@ -283,6 +281,18 @@ public final class WriteLayer {
             awaitLogRoom(expected);
         }
         nudge();
+    }
+
+    /**
+     * What a decision was made on, to tell after a wait whether the key changed meanwhile: the
+     * buffered value itself, or the table's entry by version, expiry and a hash of its value.
+     */
+    private static Object state(Mob.Pending p, StoredEntry inTable) {
+        if (p != null) {
+            return p.current;
+        }
+        return inTable == null ? "absent"
+                : inTable.version() + "@" + inTable.expiry() + "#" + java.util.Arrays.hashCode(inTable.value());
     }
 
     /**
