@@ -7,6 +7,8 @@
 #                             # cache, disk space; writes the tables into README.md
 #   benchmarks/run.sh durable # about 30 min: durable puts (DurablePutBenchmark) at 1, 4, 16 and 64 writer
 #                             # threads, values of 200 and 4000 bytes, beside the disk's 4 KiB write+fsync rate (dd)
+#   benchmarks/run.sh reopen  # about 20 min: reopen after SIGKILL (CrashReopenBenchmark) of 1 and 10 million
+#                             # entries, page cache warm and dropped (root), and direct mode at 1 million
 #
 # durable reads two variables: DURABLE_THREADS (default "1 4 16 64") and DURABLE_JMH, the JMH
 # options of each run (default "-wi 2 -w 5s -i 3 -r 10s -f 1"; shorter on a busy machine, e.g.
@@ -20,8 +22,8 @@ cd "$(dirname "$0")/.."
 
 mode=${1:-}
 case "$mode" in
-    quick|full|durable) ;;
-    *) echo "usage: benchmarks/run.sh quick|full|durable" >&2; exit 2 ;;
+    quick|full|durable|reopen) ;;
+    *) echo "usage: benchmarks/run.sh quick|full|durable|reopen" >&2; exit 2 ;;
 esac
 shift
 
@@ -126,6 +128,15 @@ if [ "$mode" = durable ]; then
     exit 0
 fi
 
+if [ "$mode" = reopen ]; then
+    # Each trial loads its store in a child JVM and kills it: minutes at 10 million entries
+    # (about 6 GB on disk, twice: the crashed store and the copy each pass reopens).
+    jmh reopen-log CrashReopenBenchmark -p entries=1000000,10000000 -p mode=log -p cache=warm,cold "$@"
+    jmh reopen-direct CrashReopenBenchmark -p entries=1000000 -p mode=direct -p cache=warm "$@"
+    echo "reopen pass done: $out/reopen-log.json, $out/reopen-direct.json"
+    exit 0
+fi
+
 if [ "$mode" = quick ]; then
     jmh stores 'ReadBenchmark|ReplaceBenchmark|WriteBenchmark.wp' -p objects=1000 -p corpus=olympic \
         "${iterations[@]}"
@@ -143,12 +154,14 @@ scaled='htod,file-per-object,sqlite,rocksdb,lmdb'
 # The paper's tests at its Olympic size (Tables 1 and 2, §3.1), at both durabilities; the
 # single-shot passes at SYNC on 2,000 objects, since every store then syncs once per object.
 jmh olympic 'ReadBenchmark|ReplaceBenchmark' -p store=$paper -p corpus=olympic -p objects=27800 "${iterations[@]}"
-jmh olympic-passes 'WriteBenchmark|IterateBenchmark' -p store=$paper -p corpus=olympic -p objects=27800 \
+jmh olympic-passes 'WriteBenchmark|IterateBenchmark|ReplacePassBenchmark' -p store=$paper -p corpus=olympic -p objects=27800 \
     -p durability=NONE -wi 1 -i 2 -f 1
 jmh olympic-sync-writes 'WriteBenchmark' -p store=$paper -p corpus=olympic -p objects=2000 -p durability=SYNC \
     -wi 1 -i 2 -f 1
 # The proxy-log corpus: larger objects (mean 15.2 KiB).
 jmh proxy 'ReadBenchmark|ReplaceBenchmark' -p store=$paper -p corpus=proxy -p objects=20000 "${iterations[@]}"
+jmh proxy-passes 'ReplacePassBenchmark' -p store=$paper -p corpus=proxy -p objects=20000 -p durability=NONE \
+    -wi 1 -i 2 -f 1
 # The hashtable alone: get, put and remove at 10 thousand, 1 million and 10 million entries.
 jmh hashtable HashtableBenchmark -wi 1 -w 2s -i 3 -r 3s -f 1
 rm -f "$data"/hashtable-*.htod
@@ -157,7 +170,7 @@ rm -f "$data"/hashtable-*.htod
 # cost growth shows; reads at this size are the cache-limited run below.
 jmh scaled 'ReplaceBenchmark' -p store=$scaled -p corpus=olympic -p objects=1000000 -p durability=NONE \
     "${iterations[@]}"
-report benchmarks README.md "$out"/olympic*.json "$out/proxy.json" "$out/scaled.json"
+report benchmarks README.md "$out"/olympic*.json "$out"/proxy*.json "$out/scaled.json"
 
 # Larger than the cache: a million objects read with the process and the page cache held to
 # 2 GiB together by a memory cgroup, so no store can keep the data in memory.
