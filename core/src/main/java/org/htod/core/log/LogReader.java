@@ -300,8 +300,7 @@ public final class LogReader {
         return before.kind() == Frames.Kind.NOT_WRITTEN && f.getLong(Frames.POSITION_OFFSET) == Frames.BLANK;
     }
 
-    /** The frame of stream position {@code fs} if this lap wrote it, checked once; else null, with why. */
-    /** The device's size when the reading began: the log region, at its start, does not move as a heap grows. */
+    /** The device's size, asked on first use: the log region, at the device's start, does not move as a heap grows. */
     private long deviceSize() {
         if (deviceSize < 0) {
             deviceSize = dev.size();
@@ -309,6 +308,7 @@ public final class LogReader {
         return deviceSize;
     }
 
+    /** The frame of stream position {@code fs} if this lap wrote it, checked once; else null, with why. */
     private ByteBuffer frame(long fs) {
         long off = Frames.frameOffset(regionOffset, regionSize, fs);
         if (off + Frames.FRAME > deviceSize()) {
