@@ -45,7 +45,20 @@ final class Frames {
     enum Kind { WRITTEN, NOT_WRITTEN, DAMAGED, ZERO }
 
     /** A frame read back: its kind, payload bytes written, epoch, and in words why it is not written or damaged. */
-    record Frame(Kind kind, int fill, long epoch, String why) {}
+    /**
+     * A frame as classified: {@code why} says what it is, or, when null, a frame of stream
+     * position {@code found} where {@code expected} was (an earlier lap's), said by {@link
+     * #why()} only when asked: a reader meets thousands of them in a lap and reports one.
+     */
+    record Frame(Kind kind, int fill, long epoch, String reason, long found, long expected) {
+        Frame(Kind kind, int fill, long epoch, String why) {
+            this(kind, fill, epoch, why, 0, 0);
+        }
+
+        String why() {
+            return reason != null ? reason : "a frame of position " + found + ", not " + expected + " (an earlier lap's)";
+        }
+    }
 
     private Frames() {}
 
@@ -116,8 +129,7 @@ final class Frames {
             return new Frame(Kind.DAMAGED, 0, 0, "a frame with a fill of " + fill);
         }
         if (position != expected) {
-            return new Frame(Kind.NOT_WRITTEN, 0, epoch, position == BLANK ? "a blank frame"
-                    : "a frame of position " + position + ", not " + expected + " (an earlier lap's)");
+            return new Frame(Kind.NOT_WRITTEN, 0, epoch, position == BLANK ? "a blank frame" : null, position, expected);
         }
         return new Frame(Kind.WRITTEN, fill, epoch, "");
     }

@@ -27,7 +27,11 @@ public final class LogReader {
     private ByteBuffer window = ByteBuffer.allocate(0);
     private long windowAt = -1;
     private long bytesRead;
+    /** Why the stream ended, or null when {@link #stopFrame} says it (built when asked: see {@link #reason}). */
     private String stopReason = "";
+    /** The frame the stream ended at, and its device offset, when {@link #stopReason} is null. */
+    private Frames.Frame stopFrame;
+    private long stopOffset;
     private final boolean damageScan;
     /** The last frame checked: its stream position and what it is. */
     private long frameAt = -1;
@@ -75,14 +79,14 @@ public final class LogReader {
      */
     public Records.Record next() {
         Records.Record r = read();
-        if (r == null && damageScan && !stopReason.equals("a whole lap read")) {
+        if (r == null && damageScan && !reason().equals("a whole lap read")) {
             if (damaged) {
                 throw new CorruptStoreException("the log of " + dev.name() + " is damaged at position " + pos + " (offset "
-                        + Frames.byteOffset(regionOffset, regionSize, pos) + ": " + stopReason + "): the records from"
+                        + Frames.byteOffset(regionOffset, regionSize, pos) + ": " + reason() + "): the records from"
                         + " there on may be acknowledged, so the store is not opened",
                         Frames.frameOffset(regionOffset, regionSize, pos));
             }
-            String why = stopReason;
+            String why = reason();
             refuseIfWrittenAfter(pos, why);
             stopReason = why; // the scan's reads say nothing of where the stream ends
         }
@@ -199,6 +203,13 @@ public final class LogReader {
 
     /** Why the stream ended where it did, for reports. */
     public String stopReason() {
+        return reason();
+    }
+
+    private String reason() {
+        if (stopReason == null) {
+            stopReason = stopFrame.why() + " at offset " + stopOffset;
+        }
         return stopReason;
     }
 
@@ -319,7 +330,11 @@ public final class LogReader {
         if (windowAt < 0 || off < windowAt || off + Frames.FRAME > windowAt + window.limit()) {
             long lapEnd = Frames.frameOffset(regionOffset, regionSize, 0) + regionSize / Frames.PAYLOAD * Frames.FRAME;
             int len = (int) Math.min(WINDOW, Math.min(lapEnd, deviceSize()) - off);
-            window = ByteBuffer.allocate(len);
+            // One buffer for every window: bytes() copies what it takes out of a frame at once.
+            if (window == null || window.capacity() < len) {
+                window = ByteBuffer.allocate(WINDOW);
+            }
+            window.clear().limit(len);
             dev.read(off, window);
             window.flip();
             windowAt = off;
@@ -341,7 +356,9 @@ public final class LogReader {
             return null;
         }
         if (frame.kind() == Frames.Kind.NOT_WRITTEN) {
-            stopReason = frame.why() + " at offset " + off;
+            stopReason = null; // said when asked: the scan past a torn tail meets a frame like this per 4 KiB
+            stopFrame = frame;
+            stopOffset = off;
             return null;
         }
         if (fs > lastFrame) {
