@@ -331,7 +331,7 @@ public final class LogReader {
             long lapEnd = Frames.frameOffset(regionOffset, regionSize, 0) + regionSize / Frames.PAYLOAD * Frames.FRAME;
             int len = (int) Math.min(WINDOW, Math.min(lapEnd, deviceSize()) - off);
             // One buffer for every window: bytes() copies what it takes out of a frame at once.
-            if (window == null || window.capacity() < len) {
+            if (window.capacity() < len) {
                 window = ByteBuffer.allocate(WINDOW);
             }
             window.clear().limit(len);
