@@ -44,11 +44,11 @@ final class Frames {
      */
     enum Kind { WRITTEN, NOT_WRITTEN, DAMAGED, ZERO }
 
-    /** A frame read back: its kind, payload bytes written, epoch, and in words why it is not written or damaged. */
     /**
-     * A frame as classified: {@code why} says what it is, or, when null, a frame of stream
-     * position {@code found} where {@code expected} was (an earlier lap's), said by {@link
-     * #why()} only when asked: a reader meets thousands of them in a lap and reports one.
+     * A frame read back: its kind, payload bytes written, epoch, and in words ({@link #why()}) why
+     * it is not written or damaged: {@code reason}, or, when null, a frame of stream position
+     * {@code found} where {@code expected} was (an earlier lap's), put in words only when asked: a
+     * reader meets thousands of those in a lap and reports one.
      */
     record Frame(Kind kind, int fill, long epoch, String reason, long found, long expected) {
         Frame(Kind kind, int fill, long epoch, String why) {
