@@ -30,7 +30,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Reopen after a crash (issue: "a restart in seconds"): a child JVM loads {@code entries} entries
+ * Reopen after a crash (the README promises a restart in seconds): a child JVM loads {@code entries} entries
  * of 100 bytes ({@link CrashedStore}), syncs, rewrites some, syncs again and is killed with
  * SIGKILL. Each measured pass copies that crashed store afresh and times opening it until the
  * last key and a rewritten key read back, checked. The first pass also checks that the reopen

@@ -27,7 +27,7 @@ public final class LogReader {
     private ByteBuffer window = ByteBuffer.allocate(0);
     private long windowAt = -1;
     private long bytesRead;
-    /** Why the stream ended, or null when {@link #stopFrame} says it (built when asked: see {@link #reason}). */
+    /** Why the stream ended, or null when {@link #stopFrame} says it (built when asked: see {@link #stopReason()}). */
     private String stopReason = "";
     /** The frame the stream ended at, and its device offset, when {@link #stopReason} is null. */
     private Frames.Frame stopFrame;
@@ -79,14 +79,14 @@ public final class LogReader {
      */
     public Records.Record next() {
         Records.Record r = read();
-        if (r == null && damageScan && !reason().equals("a whole lap read")) {
+        if (r == null && damageScan && !stopReason().equals("a whole lap read")) {
             if (damaged) {
                 throw new CorruptStoreException("the log of " + dev.name() + " is damaged at position " + pos + " (offset "
-                        + Frames.byteOffset(regionOffset, regionSize, pos) + ": " + reason() + "): the records from"
+                        + Frames.byteOffset(regionOffset, regionSize, pos) + ": " + stopReason() + "): the records from"
                         + " there on may be acknowledged, so the store is not opened",
                         Frames.frameOffset(regionOffset, regionSize, pos));
             }
-            String why = reason();
+            String why = stopReason();
             refuseIfWrittenAfter(pos, why);
             stopReason = why; // the scan's reads say nothing of where the stream ends
         }
@@ -203,10 +203,6 @@ public final class LogReader {
 
     /** Why the stream ended where it did, for reports. */
     public String stopReason() {
-        return reason();
-    }
-
-    private String reason() {
         if (stopReason == null) {
             stopReason = stopFrame.why() + " at offset " + stopOffset;
         }
