@@ -75,8 +75,15 @@ public final class Log {
     /** Position up to which records are durable. */
     private long durable;
     /** Records appended and not yet taken by a leader, from {@link #written} (or the leader's end) to {@link #end}. */
-    private ByteBuffer pending = ByteBuffer.allocate(64 << 10);
+    private ByteBuffer pending = ByteBuffer.allocate(PENDING);
     private long pendingFrom;
+    /**
+     * The buffer of the last group written, cleared, for the next leader to take as {@link
+     * #pending}: a lone writer's commit then allocates (and zeroes) no new 64 KiB buffer, which
+     * was a twentieth of its time. Null while a leader holds it, or when it had grown past {@link
+     * #SPARE_LIMIT}.
+     */
+    private ByteBuffer spare;
     private boolean leader;
     /** The error of a failed write or sync, until {@link #heal}; and the range it may have reached. */
     private HtodException failure;
@@ -356,7 +363,7 @@ public final class Log {
             base = durable;
             e = epoch;
             batch = pending.flip();
-            pending = ByteBuffer.allocate(64 << 10);
+            pending = takeSpare(PENDING);
             pendingFrom = to;
         }
         writeTaken(batch, from, to, base, e, false);
@@ -393,6 +400,9 @@ public final class Log {
         } finally {
             synchronized (this) {
                 leader = false;
+                if (spare == null && batch.capacity() <= SPARE_LIMIT) {
+                    spare = batch.clear(); // written out (writeFrames copied it): nothing reads it again
+                }
                 if (ok) {
                     written = Math.max(written, to);
                     if (sync) {
@@ -494,6 +504,25 @@ public final class Log {
         pending.put(record);
     }
 
+    /** Bytes of a new {@link #pending} buffer. */
+    private static final int PENDING = 64 << 10;
+    /** The largest written batch kept as {@link #spare}; a larger one (a group of large records) goes to the collector. */
+    private static final int SPARE_LIMIT = 1 << 20;
+
+    /**
+     * A buffer for {@link #pending} after a leader took the last, at least {@code capacity} bytes
+     * (the taken one's, so that a run of large groups does not grow it afresh each time): the
+     * {@link #spare} when it is large enough, else a new one. Under this monitor.
+     */
+    private ByteBuffer takeSpare(int capacity) {
+        ByteBuffer b = spare;
+        spare = null;
+        if (b != null && b.capacity() >= Math.min(capacity, SPARE_LIMIT)) {
+            return b;
+        }
+        return ByteBuffer.allocate(Math.max(PENDING, capacity));
+    }
+
     /** Grows {@link #pending} to take {@code bytes} more. */
     private void ensurePending(int bytes) {
         if (pending.remaining() < bytes) {
@@ -580,7 +609,7 @@ public final class Log {
                 base = durable;
                 e = epoch;
                 batch = pending.flip();
-                pending = ByteBuffer.allocate(Math.max(64 << 10, batch.capacity()));
+                pending = takeSpare(batch.capacity());
                 pendingFrom = to;
                 groups++;
                 groupRecords += recordsInPending;
@@ -682,7 +711,7 @@ public final class Log {
         failedTo = Math.max(to, end);
         end = from;
         pendingFrom = from;
-        pending = ByteBuffer.allocate(64 << 10);
+        pending = ByteBuffer.allocate(PENDING);
         recordsInPending = 0;
         generation++;
         epoch++;
