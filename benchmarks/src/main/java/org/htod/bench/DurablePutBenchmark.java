@@ -42,6 +42,9 @@ import org.openjdk.jmh.infra.ThreadParams;
  * WriteOptions.setSync(true)}, SQLite in WAL mode with {@code synchronous=FULL} (one connection,
  * so one put at a time), and a file per object written, forced, renamed and its directory forced.
  * What counts is how well a store shares one sync among the writers waiting at the same time.
+ * Beside them, {@code disk-dsync} is the disk itself: 4 KiB writes through an {@code O_DSYNC}
+ * descriptor, overwriting blocks written before, one a put (what {@code dd oflag=dsync
+ * conv=notrunc} measures, here in the same run and harness as the stores).
  *
  * <p>No work is left for later: every put is synced before it returns, so the cost of each
  * iteration's writes is paid inside it. What a store defers beyond durability (htod's installs
@@ -71,8 +74,8 @@ public class DurablePutBenchmark extends StoreBenchmark {
     @State(Scope.Benchmark)
     public static class Target {
 
-        /** Which store: a name from {@link DurableStores#NAMES}. */
-        @Param({"htod-log", "htod-direct", "rocksdb", "sqlite", "file-per-object"})
+        /** Which store: a name from {@link DurableStores#ALL} (the stores, and the disk itself). */
+        @Param({"htod-log", "htod-direct", "rocksdb", "sqlite", "file-per-object", "disk-dsync"})
         public String store;
 
         /** Bytes of each value. */

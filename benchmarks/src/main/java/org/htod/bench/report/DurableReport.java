@@ -91,7 +91,7 @@ public final class DurableReport {
             byRow.computeIfAbsent(r, k -> new HashMap<>()).put(s.store, s);
         }
         List<String> stores = new ArrayList<>();
-        for (String name : DurableStores.NAMES) {
+        for (String name : DurableStores.ALL) {
             if (scores.stream().anyMatch(s -> s.store.equals(name))) {
                 stores.add(name);
             }

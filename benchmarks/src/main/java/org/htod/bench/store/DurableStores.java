@@ -25,7 +25,11 @@ import java.util.List;
  *       would only add busy waits;
  *   <li>{@code file-per-object}: the {@link Stores} adapter at SYNC in concurrent mode: write a
  *       temporary file, force it, rename it over the target and force the directory; the file
- *       system's journal may commit concurrent forces together.
+ *       system's journal may commit concurrent forces together;
+ *   <li>{@value DiskDsyncStore#NAME}: no store, the disk itself: each put one 4 KiB write through
+ *       an {@code O_DSYNC} descriptor over blocks written before (as {@code dd oflag=dsync
+ *       conv=notrunc}), so that the disk's durable write rate is measured in the same run, by the
+ *       same harness, as the stores it bounds ({@link DiskDsyncStore}).
  * </ul>
  */
 public final class DurableStores {
@@ -33,16 +37,23 @@ public final class DurableStores {
     public static final String HTOD_LOG = HtodKeyValueStore.LOG_NAME;
     public static final String HTOD_DIRECT = HtodKeyValueStore.DIRECT_NAME;
 
-    /** Every name, htod's first. */
+    /** Every store's name, htod's first. */
     public static final List<String> NAMES =
             List.of(HTOD_LOG, HTOD_DIRECT, Stores.ROCKSDB, Stores.SQLITE, Stores.FILE_PER_OBJECT);
+
+    /** The disk's own durable write rate, measured beside the stores: it keeps nothing readable. */
+    public static final String DISK = DiskDsyncStore.NAME;
+
+    /** Every name {@link #open} takes: the stores, then {@link #DISK}. */
+    public static final List<String> ALL =
+            List.of(HTOD_LOG, HTOD_DIRECT, Stores.ROCKSDB, Stores.SQLITE, Stores.FILE_PER_OBJECT, DISK);
 
     private DurableStores() {}
 
     /** Opens (creating when empty) the store {@code name} in {@code dir}, which it then owns. */
     public static KeyValueStore open(String name, Path dir) {
-        if (!NAMES.contains(name)) {
-            throw new IllegalArgumentException("unknown durable store '" + name + "', expected one of " + NAMES);
+        if (!ALL.contains(name)) {
+            throw new IllegalArgumentException("unknown durable store '" + name + "', expected one of " + ALL);
         }
         try {
             Files.createDirectories(dir);
@@ -60,6 +71,8 @@ public final class DurableStores {
                 return new SynchronizedStore(new SqliteStore(dir, Durability.SYNC));
             case FilePerObjectStore.NAME:
                 return new FilePerObjectStore(dir, Durability.SYNC, true);
+            case DiskDsyncStore.NAME:
+                return new DiskDsyncStore(dir);
             default:
                 throw new AssertionError(name);
         }

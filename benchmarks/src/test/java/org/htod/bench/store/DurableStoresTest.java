@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -12,13 +13,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -107,5 +111,45 @@ class DurableStoresTest {
 
     private static byte[] value(int thread, int i) {
         return ("value-" + thread + "-" + i).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The disk's reference writes from several threads: each put one 4 KiB block of the file,
+     * holding the value, no block written twice until the file's 16,384 blocks are used up.
+     */
+    @Test
+    void theDiskReferenceWritesOneBlockAPut() throws Exception {
+        int puts = 0;
+        try (KeyValueStore kv = DurableStores.open(DurableStores.DISK, dir)) {
+            assertEquals(DurableStores.DISK, kv.name());
+            ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+            try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < THREADS; t++) {
+                    int thread = t;
+                    done.add(pool.submit(() -> {
+                        for (int i = 0; i < PUTS; i++) {
+                            kv.put(key(thread, i), value(thread, i));
+                        }
+                    }));
+                }
+                for (Future<?> f : done) {
+                    f.get(2, TimeUnit.MINUTES);
+                }
+                puts = THREADS * PUTS;
+            } finally {
+                pool.shutdownNow();
+            }
+            assertThrows(UnsupportedOperationException.class, () -> kv.get(key(0, 0)));
+        }
+        byte[] file = Files.readAllBytes(dir.resolve("dsync.blocks"));
+        assertEquals(4096 * 16384, file.length);
+        Set<String> found = new HashSet<>();
+        for (int b = 0; b < puts; b++) {
+            String head = new String(file, b * 4096, 32, StandardCharsets.UTF_8).replace("\0", "");
+            assertTrue(head.startsWith("value-"), "block " + b + " holds no value: " + head);
+            assertTrue(found.add(head), "block " + b + " repeats " + head);
+        }
+        assertEquals(0, file[puts * 4096], "the block after the last put is untouched");
     }
 }
