@@ -1,6 +1,7 @@
 package org.htod.core.log;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 /**
  * The log region on the device: frames of {@value #FRAME} bytes, each a header and {@value
@@ -88,8 +89,13 @@ final class Frames {
      * bytes of {@code payload} from {@code from}.
      */
     static void encode(ByteBuffer dst, int at, long position, long epoch, ByteBuffer payload, int from, int fill) {
-        for (int i = 0; i < FRAME; i++) {
-            dst.put(at + i, (byte) 0);
+        if (dst.hasArray()) {
+            int base = dst.arrayOffset() + at;
+            Arrays.fill(dst.array(), base, base + FRAME, (byte) 0); // a buffer used again holds an older frame
+        } else {
+            for (int i = 0; i < FRAME; i++) {
+                dst.put(at + i, (byte) 0);
+            }
         }
         dst.putShort(at + FILL_OFFSET, (short) fill);
         dst.putLong(at + POSITION_OFFSET, position);

@@ -61,6 +61,9 @@ public final class Log {
      */
     private final byte[] tail = new byte[Frames.PAYLOAD];
     private long tailFrame;
+    /** The stream bytes and the frames of the group being written ({@link #writeFrames}): the leader's alone. */
+    private ByteBuffer streamScratch = ByteBuffer.allocate(0);
+    private ByteBuffer frameScratch = ByteBuffer.allocate(0);
     /** Bytes appends of ordinary records leave free for {@link #appendReserved}: the flusher's room to make room. */
     private final long reserve;
 
@@ -648,15 +651,16 @@ public final class Log {
     private ByteBuffer writeFrames(long from, ByteBuffer bytes, long frameEpoch, boolean durably) {
         long fs = Frames.frameStart(from);
         int prefix = (int) (from - fs);
-        ByteBuffer stream = ByteBuffer.allocate(prefix + bytes.remaining());
+        ByteBuffer stream = streamScratch = scratch(streamScratch, prefix + bytes.remaining());
         if (fs == tailFrame) {
             stream.put(tail, 0, prefix);
         } else {
-            stream.position(prefix); // a new log's first frame: nothing before from is read
+            // a new log's first frame: nothing before from is read (zeros, as a fresh buffer's)
+            stream.put(new byte[prefix]);
         }
         stream.put(bytes.duplicate()).flip();
         int frames = (stream.limit() + Frames.PAYLOAD - 1) / Frames.PAYLOAD;
-        ByteBuffer out = ByteBuffer.allocate(frames * Frames.FRAME);
+        ByteBuffer out = frameScratch = scratch(frameScratch, frames * Frames.FRAME);
         for (int i = 0; i < frames; i++) {
             int fill = Math.min(Frames.PAYLOAD, stream.limit() - i * Frames.PAYLOAD);
             Frames.encode(out, i * Frames.FRAME, fs + (long) i * Frames.PAYLOAD, frameEpoch, stream, i * Frames.PAYLOAD,
@@ -664,6 +668,23 @@ public final class Log {
         }
         writeOut(fs, out, durably);
         return stream;
+    }
+
+    /** The largest scratch buffer a leader keeps for the next group; a larger group's goes to the collector. */
+    private static final int SCRATCH_LIMIT = 4 << 20;
+
+    /**
+     * {@code b} cleared and limited to {@code bytes} when it holds them, else a new buffer (kept
+     * by the caller for the next group unless over {@link #SCRATCH_LIMIT}): a commit then
+     * allocates and zeroes nothing, where a buffer per commit cost a group of 4 KB values page
+     * faults and zeroing. The leader's alone, like {@link #tail}.
+     */
+    private static ByteBuffer scratch(ByteBuffer b, int bytes) {
+        if (b.capacity() >= bytes) {
+            return b.clear().limit(bytes);
+        }
+        int keep = Math.max(bytes, Math.min(2 * b.capacity(), SCRATCH_LIMIT));
+        return ByteBuffer.allocate(bytes > SCRATCH_LIMIT ? bytes : keep).limit(bytes);
     }
 
     /** After a write of {@code stream} (see {@link #writeFrames}) of records from {@code from}: its last frame is the tail. */
