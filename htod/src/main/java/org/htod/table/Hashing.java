@@ -1,5 +1,9 @@
 package org.htod.table;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
 /**
  * The hash of a key, part of the on-disk format: an entry stores it, and its low bits choose the
  * bucket, so it must never change for a given format version.
@@ -12,6 +16,8 @@ public final class Hashing {
     static final long SEED = 0x48544f4448415348L; // "HTODHASH"
     private static final long M = 0xc6a4a7935bd1e995L;
     private static final int R = 47;
+    /** One little-endian 8-byte load: a byte at a time, a long key's hash was a twentieth of a get. */
+    private static final VarHandle LE_LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private Hashing() {}
 
@@ -20,10 +26,7 @@ public final class Hashing {
         long h = SEED ^ (len * M);
         int words = len >>> 3;
         for (int i = 0; i < words; i++) {
-            int o = i << 3;
-            long k = (key[o] & 0xffL) | (key[o + 1] & 0xffL) << 8 | (key[o + 2] & 0xffL) << 16
-                    | (key[o + 3] & 0xffL) << 24 | (key[o + 4] & 0xffL) << 32 | (key[o + 5] & 0xffL) << 40
-                    | (key[o + 6] & 0xffL) << 48 | (key[o + 7] & 0xffL) << 56;
+            long k = (long) LE_LONG.get(key, i << 3);
             k *= M;
             k ^= k >>> R;
             k *= M;

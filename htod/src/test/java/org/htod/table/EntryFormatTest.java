@@ -85,6 +85,56 @@ class EntryFormatTest {
         assertEquals(0x7ac2d96dc8d10583L, Hashing.hash(new byte[0]));
     }
 
+    /**
+     * The hash reads a key's words with one 8-byte load each: it must equal the same function
+     * reading them a byte at a time, for keys of every length over several words.
+     */
+    @Test
+    void hashReadsWordsAsLittleEndianBytes() {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(0x4ea5_0001L);
+        for (int len = 0; len <= 200; len++) {
+            for (int n = 0; n < 20; n++) {
+                byte[] k = new byte[len];
+                r.nextBytes(k);
+                assertEquals(bytewiseHash(k), Hashing.hash(k), "key of " + len + " bytes: " + hexDump(k));
+            }
+        }
+    }
+
+    /** MurmurHash64A with {@link Hashing#SEED} and fmix64, each word assembled byte by byte. */
+    private static long bytewiseHash(byte[] key) {
+        long m = 0xc6a4a7935bd1e995L;
+        long h = Hashing.SEED ^ (key.length * m);
+        int words = key.length >>> 3;
+        for (int i = 0; i < words; i++) {
+            long k = 0;
+            for (int b = 7; b >= 0; b--) {
+                k = (k << 8) | (key[8 * i + b] & 0xffL);
+            }
+            k *= m;
+            k ^= k >>> 47;
+            k *= m;
+            h ^= k;
+            h *= m;
+        }
+        int rest = key.length & 7;
+        if (rest > 0) {
+            for (int i = rest - 1; i >= 0; i--) {
+                h ^= (key[8 * words + i] & 0xffL) << (8 * i);
+            }
+            h *= m;
+        }
+        h ^= h >>> 47;
+        h *= m;
+        h ^= h >>> 47;
+        h ^= h >>> 33;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 33;
+        h *= 0xc4ceb9fe1a85ec53L;
+        h ^= h >>> 33;
+        return h;
+    }
+
     static String hexDump(byte[] bytes) {
         StringBuilder sb = new StringBuilder();
         for (int line = 0; line < bytes.length; line += 16) {
