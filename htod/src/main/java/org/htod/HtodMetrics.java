@@ -17,7 +17,8 @@ import org.htod.core.alloc.HeapStats;
 /**
  * The figures of {@link HtodStore#stats()} as Micrometer meters, all tagged {@code store} with the
  * file's name: counters of the maps' operations, device I/O, syncs, group commits and entry-cache
- * hits; gauges of bytes, entries per map, buffer fill and absorption, group-commit size,
+ * hits, and in log mode of changes buffered and absorbed, installs, keys installed and checkpoints;
+ * gauges of bytes, entries per map, buffer fill, buffered keys and absorption, group-commit size,
  * fragmentation and the last open's time; and timers {@code htod.operation} ({@code op} = get,
  * put, remove) with the 50th, 90th and 99th percentiles. Micrometer is an optional dependency of
  * htod: only a program that uses this class needs it.
@@ -118,6 +119,19 @@ public final class HtodMetrics implements MeterBinder {
                 return f.changesBuffered() == 0 ? 0 : (double) f.changesAbsorbed() / f.changesBuffered();
             }).tags(tags)
                     .description("changes replaced in the buffer by a later change of their key, over changes buffered")
+                    .register(registry);
+            Gauge.builder("htod.buffer.keys", store, s -> s.layer().figures().bufferedKeys()).tags(tags)
+                    .description("keys whose latest change waits in the write buffer for an install").register(registry);
+            FunctionCounter.builder("htod.buffer.changes", store, s -> s.layer().figures().changesBuffered()).tags(tags)
+                    .description("changes put into the write buffer").register(registry);
+            FunctionCounter.builder("htod.buffer.absorbed", store, s -> s.layer().figures().changesAbsorbed()).tags(tags)
+                    .description("changes replaced in the buffer by a later change of their key: entry writes saved")
+                    .register(registry);
+            FunctionCounter.builder("htod.installs", store, s -> s.layer().figures().installs()).tags(tags)
+                    .description("install batches of the flusher").register(registry);
+            FunctionCounter.builder("htod.installed.keys", store, s -> s.layer().figures().installedKeys()).tags(tags)
+                    .description("keys installed into the tables, one entry write (or removal) each").register(registry);
+            FunctionCounter.builder("htod.checkpoints", store, s -> s.layer().figures().checkpoints()).tags(tags)
                     .register(registry);
         }
         Gauge.builder("htod.recovery.seconds", store, s -> s.recoveryReport().took().toNanos() / 1e9).tags(tags)

@@ -28,6 +28,9 @@ class HtodMetricsTest {
 
         double syncs0 = counter(registry, "htod.device.syncs", null, null);
         double commits0 = counter(registry, "htod.log.group.commits", null, null);
+        double changes0 = counter(registry, "htod.buffer.changes", null, null);
+        double installed0 = counter(registry, "htod.installed.keys", null, null);
+        double checkpoints0 = counter(registry, "htod.checkpoints", null, null);
         for (int i = 0; i < 20; i++) {
             m.put("k" + i, "v".repeat(100));
         }
@@ -59,6 +62,16 @@ class HtodMetricsTest {
         assertTrue(gauge(registry, "htod.buffer.bytes", null, null) >= 0);
         assertEquals(1, gauge(registry, "htod.recovery.clean", null, null));
         assertTrue(gauge(registry, "htod.log.group.size", null, null) >= 1, "at least one record a group");
+
+        // The write buffer's figures: 21 changes buffered; after a checkpoint none waits, every key
+        // was installed (k0 perhaps only as its removal), and the absorbed never exceed the buffered.
+        assertEquals(21, counter(registry, "htod.buffer.changes", null, null) - changes0);
+        s.checkpoint();
+        assertEquals(0, gauge(registry, "htod.buffer.keys", null, null));
+        assertTrue(counter(registry, "htod.installed.keys", null, null) - installed0 >= 19);
+        assertTrue(counter(registry, "htod.installs", null, null) >= 1);
+        assertTrue(counter(registry, "htod.checkpoints", null, null) - checkpoints0 >= 1);
+        assertTrue(counter(registry, "htod.buffer.absorbed", null, null) <= counter(registry, "htod.buffer.changes", null, null));
     }
 
     private static double counter(SimpleMeterRegistry r, String name, String tag, String value) {
