@@ -41,7 +41,7 @@ public class ConcurrentReadBenchmark extends StoreBenchmark {
         }
     }
 
-    private static byte[] read(LoadedStore s, Chooser c) {
+    static byte[] read(LoadedStore s, Chooser c) {
         byte[] key = s.keys[c.random.nextInt(s.keys.length)];
         byte[] value = s.kv.get(key);
         if (value == null) {

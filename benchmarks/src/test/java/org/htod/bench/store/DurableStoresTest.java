@@ -62,24 +62,10 @@ class DurableStoresTest {
         try (KeyValueStore kv = DurableStores.open(name, dir)) {
             assertEquals(name, kv.name());
             assertEquals(Durability.SYNC, kv.durability());
-            ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-            try {
-                List<Future<?>> done = new ArrayList<>();
-                for (int t = 0; t < THREADS; t++) {
-                    int thread = t;
-                    done.add(pool.submit(() -> {
-                        for (int i = 0; i < PUTS; i++) {
-                            kv.put(key(thread, i % KEYS), value(thread, i));
-                            kv.put(shared, value(thread, i));
-                        }
-                    }));
-                }
-                for (Future<?> f : done) {
-                    f.get(2, TimeUnit.MINUTES);
-                }
-            } finally {
-                pool.shutdownNow();
-            }
+            inThreads((thread, i) -> {
+                kv.put(key(thread, i % KEYS), value(thread, i));
+                kv.put(shared, value(thread, i));
+            });
             check(kv, shared);
             String io = DurableStores.ioSummary(kv, 2L * THREADS * PUTS);
             if (name.startsWith("htod")) {
@@ -105,6 +91,27 @@ class DurableStoresTest {
         assertTrue(s.endsWith("-" + (PUTS - 1)), "the shared key holds a thread's last value, found " + s);
     }
 
+    /** Runs {@code put} for i = 0 .. PUTS - 1 in each of THREADS threads at once; fails if one fails. */
+    private static void inThreads(java.util.function.ObjIntConsumer<Integer> put) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int thread = t;
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < PUTS; i++) {
+                        put.accept(thread, i);
+                    }
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(2, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     private static byte[] key(int thread, int k) {
         return ("/t" + thread + "/k" + k).getBytes(StandardCharsets.UTF_8);
     }
@@ -119,27 +126,10 @@ class DurableStoresTest {
      */
     @Test
     void theDiskReferenceWritesOneBlockAPut() throws Exception {
-        int puts = 0;
+        int puts = THREADS * PUTS;
         try (KeyValueStore kv = DurableStores.open(DurableStores.DISK, dir)) {
             assertEquals(DurableStores.DISK, kv.name());
-            ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-            try {
-                List<Future<?>> done = new ArrayList<>();
-                for (int t = 0; t < THREADS; t++) {
-                    int thread = t;
-                    done.add(pool.submit(() -> {
-                        for (int i = 0; i < PUTS; i++) {
-                            kv.put(key(thread, i), value(thread, i));
-                        }
-                    }));
-                }
-                for (Future<?> f : done) {
-                    f.get(2, TimeUnit.MINUTES);
-                }
-                puts = THREADS * PUTS;
-            } finally {
-                pool.shutdownNow();
-            }
+            inThreads((thread, i) -> kv.put(key(thread, i), value(thread, i)));
             assertThrows(UnsupportedOperationException.class, () -> kv.get(key(0, 0)));
         }
         byte[] file = Files.readAllBytes(dir.resolve("dsync.blocks"));

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The figures that need a machine with 16 or more cores, in one run of about 7 minutes on a machine
+# without Java or Maven: durable puts from 1, 4, 16 and 64 writers (htod in log mode, RocksDB with
+# sync=true, and the disk's own durable write rate, disk-dsync), values of 200 and 4,000 bytes;
+# then random reads of the Olympic corpus in memory from 1, 4 and 16 threads (htod, RocksDB,
+# H2 MVStore, a file per object).
+#
+# On the development machine, from the project root:
+#   mvn -B -ntp -pl benchmarks -am package -DskipTests && ../shared/tools/device-pack.sh
+# On the other machine, from the project root, with target/devpkg carried along:
+#   benchmarks/device-run.sh OUT          # JMH JSON and logs, machine.txt, fsync.txt under OUT
+# Back on the development machine, the durable tables:
+#   java -cp benchmarks/target/benchmarks.jar org.htod.bench.report.DurableReport \
+#       --io OUT/durable-io.txt OUT/durable-t*.json
+#
+# DEVICE_JMH replaces the JMH options of every trial (default "-wi 1 -w 2s -i 2 -r 2s -f 1");
+# DEVICE_JAVA and DEVICE_JAR the runtime and the jar (default the packed ones in target/devpkg);
+# DEVICE_DATA the folder the stores are made under (default /tmp; removed at the end).
+set -euo pipefail
+out=${1:?usage: benchmarks/device-run.sh OUT}
+cd "$(dirname "$0")/.."
+java=${DEVICE_JAVA:-target/devpkg/java}
+jar=${DEVICE_JAR:-target/devpkg/benchmarks.jar}
+read -r -a jmh <<< "${DEVICE_JMH:--wi 1 -w 2s -i 2 -r 2s -f 1}"
+mkdir -p "$out"
+data=$(mktemp -d "${DEVICE_DATA:-/tmp}/htod-device.XXXXXX")
+trap 'rm -rf "$data"' EXIT
+
+{
+    echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "cores: $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+    echo "memory: $(free -g | awk '/^Mem:/ {print $2}') GiB"
+    echo "disk: $(df -T "$data" | awk 'NR == 2 {print $2 " on " $1}')"
+    "$java" -version 2>&1 | head -n 1
+} > "$out/machine.txt"
+cat "$out/machine.txt"
+
+# The disk's rate of 4 KiB overwrites each durable before the next, as run.sh durable measures it.
+fsync_rate() {
+    dd if=/dev/zero of="$data/ddtest" bs=4k count=2000 2> /dev/null
+    sync
+    echo "$1: $(dd if=/dev/zero of="$data/ddtest" bs=4k count=2000 oflag=dsync conv=notrunc 2>&1 | tail -n 1)" \
+        | tee -a "$out/fsync.txt"
+    rm -f "$data/ddtest"
+}
+
+run() {
+    local name=$1
+    shift
+    echo "== $name: $* ${jmh[*]}"
+    "$java" "-Dhtod.bench.dir=$data" "-Dhtod.bench.durable.stats=$out/durable-io.txt" -jar "$jar" "$@" "${jmh[@]}" \
+        -rf json -rff "$out/$name.json" > "$out/$name.log" 2>&1 || echo "   $name failed: see $out/$name.log"
+    grep -E '^(DurablePut|ReadThreads)Benchmark' "$out/$name.log" || true
+}
+
+fsync_rate before
+for t in 1 4 16 64; do
+    run "durable-t$t" DurablePutBenchmark -t "$t" -p store=htod-log,rocksdb,disk-dsync -p valueSize=200,4000
+done
+fsync_rate after
+for t in 1 4 16; do
+    run "reads-t$t" ReadThreadsBenchmark -t "$t" -p store=htod,rocksdb,h2-mvstore,file-per-object \
+        -p corpus=olympic -p objects=20000 -p durability=NONE
+done
+echo "device run done: $out"
