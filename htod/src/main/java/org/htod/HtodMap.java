@@ -18,6 +18,7 @@ import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.htod.table.Change;
+import org.htod.table.Mutation;
 import org.htod.table.StoredEntry;
 import org.htod.table.TableReader;
 import org.htod.table.TableWriter;
@@ -225,6 +226,18 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
         return ms > Long.MAX_VALUE - now ? Long.MAX_VALUE : now + Math.max(1, ms);
     }
 
+    /**
+     * Maps {@code key} to {@code value}, as {@link #put(Object, Object)} does, without reading or
+     * returning the previous value: a blind write. Where the old value is not wanted, this spares
+     * its read: a copy out of the cache, or on a miss the old entry read whole from the device and
+     * checked, where a blind write reads only its first bytes (its version and expiry).
+     */
+    public void set(K key, V value) {
+        byte[] k = keyBytes(key);
+        byte[] v = valueBytes(k, value);
+        writer.update(k, Mutation.blind(cur -> Change.put(v, 0)));
+    }
+
     private V put(byte[] k, byte[] v, long expiry) {
         StoredEntry[] old = {null};
         writer.update(k, cur -> {
@@ -249,10 +262,10 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
         byte[] k = keyBytes(key);
         byte[] v = valueBytes(k, value);
         boolean[] applied = {false};
-        writer.update(k, cur -> {
+        writer.update(k, Mutation.blind(cur -> {
             applied[0] = cur == null || version > cur.version();
             return applied[0] ? Change.put(v, 0, version) : null;
-        });
+        }));
         return applied[0];
     }
 
@@ -315,6 +328,23 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
             return cur == null ? null : Change.REMOVE;
         });
         return value(old[0]);
+    }
+
+    /**
+     * Removes {@code key}, as {@link #remove(Object)} does, without reading its value (a blind
+     * write); returns whether a live entry was there.
+     */
+    public boolean delete(Object key) {
+        byte[] k = queryKey(key);
+        if (k == null) {
+            return false;
+        }
+        boolean[] present = {false};
+        writer.update(k, Mutation.blind(cur -> {
+            present[0] = cur != null;
+            return cur == null ? null : Change.REMOVE;
+        }));
+        return present[0];
     }
 
     @Override

@@ -96,7 +96,8 @@ final class MeteredTable implements TableReader, TableWriter {
             store.written(name, key);
             long t = meter.start();
             Change[] done = {null};
-            writer().update(key, cur -> done[0] = mutation.apply(cur));
+            Mutation counted = cur -> done[0] = mutation.apply(cur);
+            writer().update(key, mutation.readsValue() ? counted : Mutation.blind(counted));
             if (done[0] == null) {
                 meter.unchanged();
             } else {

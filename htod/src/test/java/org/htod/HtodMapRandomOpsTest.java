@@ -186,12 +186,17 @@ class HtodMapRandomOpsTest {
         String k = "k" + r.nextInt(keySpace);
         String v = value(r, bigEvery, pastFirstRead);
         int kind = r.nextInt(100);
-        if (kind < 25) {
+        if (kind < 18) {
             assertEquals(model.put(k, v), m.put(k, v), "put");
+        } else if (kind < 25) {
+            model.put(k, v);
+            m.set(k, v); // a blind write: the old value is not read
         } else if (kind < 45) {
             assertEquals(model.get(k), m.get(k), "get");
-        } else if (kind < 55) {
+        } else if (kind < 50) {
             assertEquals(model.remove(k), m.remove(k), "remove");
+        } else if (kind < 55) {
+            assertEquals(model.remove(k) != null, m.delete(k), "delete");
         } else if (kind < 60) {
             assertEquals(model.putIfAbsent(k, v), m.putIfAbsent(k, v), "putIfAbsent");
         } else if (kind < 63) {

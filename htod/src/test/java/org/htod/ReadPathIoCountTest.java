@@ -2,6 +2,8 @@ package org.htod;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
@@ -146,6 +148,55 @@ class ReadPathIoCountTest {
             assertTrue(ik.bytesRead() <= KEYS * 4096L + 512 * 16, "key iteration read value bytes: " + ik);
             IoCounts again = cost(dev, () -> keys.addAll(m.keySet()));
             assertEquals(0, again.reads(), "a second key iteration is served from the caches: " + again);
+        }
+    }
+
+    /**
+     * A blind write ({@code set}, {@code delete}) reads the first page of the key's entry, for its
+     * version and expiry, never the rest of a large value; {@code put}, which returns the old
+     * value, reads it whole. Each is measured first after a reopen (nothing cached, nothing
+     * buffered, so no install runs meanwhile).
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void blindWritesReadNoValueOfALargeEntry(boolean direct, OpenedStores stores) {
+        MemoryDevice mem = new MemoryDevice();
+        try (HtodStore s = stores.track(builder(new CountingDevice(mem), direct).open(), mem)) {
+            HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
+            m.put("a", value(1, 100_000));
+            m.put("b", value(2, 100_000));
+            m.put("c", value(3, 100_000));
+        }
+        byte[] small = value(9, 10);
+        String[] ops = {"set", "delete", "put"};
+        for (String op : ops) {
+            mem = mem.reopen();
+            CountingDevice dev = new CountingDevice(mem);
+            try (HtodStore s = stores.track(builder(dev, direct).open(), mem)) {
+                HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
+                IoCounts c = cost(dev, () -> {
+                    switch (op) {
+                        case "set" -> m.set("a", small);
+                        case "delete" -> assertTrue(m.delete("b"));
+                        default -> assertArrayEquals(value(3, 100_000), m.put("c", small));
+                    }
+                });
+                long bound = 4096 + 512 * 16; // the entry's first page and the bucket segment
+                if (op.equals("put")) {
+                    assertTrue(c.bytesRead() >= 100_000, "put reads the old value whole: " + c);
+                } else {
+                    assertTrue(c.bytesRead() <= bound, op + " read value bytes: " + c);
+                }
+            }
+        }
+        mem = mem.reopen();
+        try (HtodStore s = stores.track(builder(new CountingDevice(mem), direct).open(), mem)) {
+            HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
+            assertArrayEquals(small, m.get("a"));
+            assertNull(m.get("b"));
+            assertArrayEquals(small, m.get("c"));
+            assertFalse(m.delete("b"), "delete of an absent key");
+            assertEquals(2, m.version("a"), "a blind write takes the next version");
         }
     }
 }

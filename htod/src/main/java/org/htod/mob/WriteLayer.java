@@ -246,7 +246,7 @@ public final class WriteLayer {
                     cur = v.value() != null && (raw || v.liveAt(now))
                             ? StoredEntry.buffered(hash, v.version(), v.expiry(), key, v.value()) : null;
                 } else {
-                    inTableEntry = m.table.read(key, true);
+                    inTableEntry = m.table.read(key, mutation.readsValue());
                     inTable = inTableEntry == null ? 0 : 1;
                     cur = inTableEntry == null || (!raw && inTableEntry.expiredAt(now)) ? null : inTableEntry;
                 }
@@ -319,7 +319,7 @@ public final class WriteLayer {
     void putAll(BufferedMap m, List<byte[]> keys, List<byte[]> values, long expiry) {
         for (int i = 0; i < keys.size(); i++) {
             byte[] v = values.get(i);
-            write(m, keys.get(i), cur -> Change.put(v, expiry), false);
+            write(m, keys.get(i), Mutation.blind(cur -> Change.put(v, expiry)), false);
         }
     }
 

@@ -552,7 +552,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         writers[st].lock();
         try {
             ensureOpen();
-            Found f = findForWrite(shape, key, hash, true, st);
+            Found f = findForWrite(shape, key, hash, mutation.readsValue(), st);
             StoredEntry cur = f.entry;
             boolean expired = cur != null && cur.expiredAt(clock.getAsLong());
             Change c = mutation.apply(expired ? null : cur);

@@ -188,9 +188,13 @@ class LogModeRandomOpsTest {
             String k = key();
             String v = value();
             int kind = r.nextInt(200);
-            if (kind < 40) {
+            if (kind < 30) {
                 what = "put " + m + "/" + k;
                 assertEquals(liveValue(m, k), map.put(k, v), what);
+                set(m, k, v, 0);
+            } else if (kind < 40) {
+                what = "set " + m + "/" + k; // a blind write: the version still follows the live entry's
+                map.set(k, v);
                 set(m, k, v, 0);
             } else if (kind < 48) {
                 long ttl = 1 + r.nextInt(50);
@@ -219,10 +223,17 @@ class LogModeRandomOpsTest {
                 if (should) {
                     set(m, k, v, 0);
                 }
-            } else if (kind < 82) {
+            } else if (kind < 74) {
                 what = "remove " + m + "/" + k;
                 String old = liveValue(m, k);
                 assertEquals(old, map.remove(k), what);
+                if (old != null) {
+                    model.get(m).remove(k);
+                }
+            } else if (kind < 82) {
+                what = "delete " + m + "/" + k;
+                String old = liveValue(m, k);
+                assertEquals(old != null, map.delete(k), what);
                 if (old != null) {
                     model.get(m).remove(k);
                 }

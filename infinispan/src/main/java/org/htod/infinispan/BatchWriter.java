@@ -172,7 +172,7 @@ final class BatchWriter {
             HtodMap<byte[], byte[]> m = maps.forRead(e.getKey());
             if (m != null) {
                 for (byte[] k : e.getValue()) {
-                    m.remove(k);
+                    m.delete(k);
                 }
             }
         }

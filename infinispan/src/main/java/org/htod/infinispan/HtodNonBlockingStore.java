@@ -206,7 +206,7 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         }
         return blocking.runBlocking(() -> {
             try {
-                m.forWrite(segment).put(k, v);
+                m.forWrite(segment).set(k, v);
             } catch (HtodException e) {
                 throw failure("writing a key of segment " + segment, e);
             }
@@ -220,7 +220,7 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         return blocking.supplyBlocking(() -> {
             HtodMap<byte[], byte[]> map = m.forRead(segment);
             try {
-                return map != null && map.remove(k) != null;
+                return map != null && map.delete(k);
             } catch (HtodException e) {
                 throw failure("deleting a key of segment " + segment, e);
             }

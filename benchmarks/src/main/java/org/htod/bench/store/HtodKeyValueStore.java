@@ -153,7 +153,7 @@ final class HtodKeyValueStore implements KeyValueStore {
 
     @Override
     public void put(byte[] key, byte[] value) {
-        map.put(key, value);
+        map.set(key, value); // a blind write: the interface does not return the old value, so it is not read
         if (durability == Durability.SYNC && !nativeSync) {
             store.sync();
         }
@@ -178,7 +178,7 @@ final class HtodKeyValueStore implements KeyValueStore {
 
     @Override
     public boolean remove(byte[] key) {
-        boolean removed = map.remove(key) != null;
+        boolean removed = map.delete(key); // without reading the value, which the interface does not return
         if (removed && durability == Durability.SYNC && !nativeSync) {
             store.sync();
         }
