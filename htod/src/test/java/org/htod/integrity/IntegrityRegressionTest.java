@@ -67,21 +67,37 @@ class IntegrityRegressionTest {
      * {@link ImageMap#all} takes it) that lie in {@code [from, to)}: the store must read back
      * whole. For damage spanning more than the structure: the rest of the range may be space the
      * session on the damaged store was free to use (a checkpoint it wrote into a freed block).
+     *
+     * <p>A region the session reused is left as the session left it: one whose bytes in {@code
+     * after} are no longer those of {@code damaged} and where the store as the session left it
+     * holds an entry. On an image left open, the log may hold a doubling the flusher committed
+     * before the power went: the open replays it and frees the old bucket array without reading
+     * it (the log holds its result), and a later install may put an entry there. Putting the old
+     * array's bytes back would destroy that entry.
      */
-    static void assertWholeWhenRepaired(byte[] original, byte[] after, long from, long to, String structure,
-            Images.Image img, String what) {
+    static void assertWholeWhenRepaired(byte[] original, byte[] damaged, byte[] after, long from, long to,
+            String structure, Images.Image img, String what) {
         byte[] repaired = after.clone();
+        ImageMap afterMap = ImageMap.of(after, img.truth());
+        int inRange = 0;
         int restored = 0;
         for (ImageMap.Region r : img.map().all(structure)) {
-            long a = Math.max(from, r.start());
-            long b = Math.min(to, r.end());
+            int a = (int) Math.max(from, r.start());
+            int b = (int) Math.min(to, r.end());
             if (a < b) {
-                System.arraycopy(original, (int) a, repaired, (int) a, (int) (b - a));
-                restored++;
+                inRange++;
+                boolean reused = !java.util.Arrays.equals(after, a, b, damaged, a, b)
+                        && afterMap.all("entry").stream().anyMatch(e -> e.start() < b && e.end() > a);
+                if (!reused) {
+                    System.arraycopy(original, a, repaired, a, b - a);
+                    restored++;
+                }
             }
         }
-        assertTrue(restored > 0, what + ": no " + structure + " in the damaged range");
-        assertWhole(repaired, img, what);
+        assertTrue(inRange > 0, what + ": no " + structure + " in the damaged range");
+        if (restored > 0) {
+            assertWhole(repaired, img, what);
+        }
     }
 
     private static void assertWhole(byte[] repaired, Images.Image img, String what) {
@@ -175,7 +191,7 @@ class IntegrityRegressionTest {
             }
             String what = kind + ": the bucket array of 'pages' zeroed in the 4 KiB sector at offset " + sector;
             byte[] after = Images.bytes(assertRightOrTyped(damaged, img, what));
-            assertWholeWhenRepaired(img.bytes(), after, sector, sector + 4096, "bucket", img, what);
+            assertWholeWhenRepaired(img.bytes(), damaged, after, sector, sector + 4096, "bucket", img, what);
         }
     }
 
