@@ -9,7 +9,7 @@
 #   mvn -B -ntp -pl benchmarks -am package -DskipTests && ../shared/tools/device-pack.sh
 # On the other machine, from the project root, with target/devpkg carried along:
 #   benchmarks/device-run.sh OUT          # JMH JSON and logs, machine.txt, fsync.txt under OUT
-# Back on the development machine, the durable tables:
+# It ends by writing the durable tables to OUT/durable-table.md (DurableReport); again by hand:
 #   java -cp benchmarks/target/benchmarks.jar org.htod.bench.report.DurableReport \
 #       --io OUT/durable-io.txt OUT/durable-t*.json
 #
@@ -62,4 +62,10 @@ for t in 1 4 16; do
     run "reads-t$t" ReadThreadsBenchmark -t "$t" -p store=htod,rocksdb,h2-mvstore,file-per-object \
         -p corpus=olympic -p objects=20000 -p durability=NONE
 done
+# The durable tables, rendered where the run was (Machine.describe names this machine).
+notes=()
+while IFS= read -r l; do notes+=(--note "Disk, $l."); done < "$out/fsync.txt"
+"$java" -cp "$jar" org.htod.bench.report.DurableReport --command "benchmarks/device-run.sh (DEVICE_JMH=\"${jmh[*]}\")" \
+    "${notes[@]}" --io "$out/durable-io.txt" "$out"/durable-t*.json > "$out/durable-table.md" 2> "$out/durable-table.log" \
+    || echo "   the durable tables failed: see $out/durable-table.log"
 echo "device run done: $out"
