@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The figures that need a machine with 16 or more cores, in one run (about 7 minutes estimated; 3.5
-# with one 1-second iteration a trial) on a machine without Java or Maven: durable puts from 1, 4, 16 and 64 writers (htod in log mode, RocksDB with
-# sync=true, and the disk's own durable write rate, disk-dsync), values of 200 and 4,000 bytes;
+# The figures that need a machine with 16 or more cores, in one run (about 7 minutes estimated;
+# 3.5 with one 1-second iteration a trial) on a machine without Java or Maven: durable puts from
+# 1, 4, 16 and 64 writers (htod in log mode, RocksDB with sync=true, and the disk's own durable
+# write rate, disk-dsync), values of 200 and 4,000 bytes;
 # then random reads of the Olympic corpus in memory from 1, 4 and 16 threads (htod, RocksDB,
 # H2 MVStore, a file per object).
 #
