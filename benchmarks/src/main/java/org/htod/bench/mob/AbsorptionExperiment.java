@@ -167,7 +167,9 @@ public final class AbsorptionExperiment {
 
     /**
      * Installs per update the model predicts for a buffer holding {@code n} keys on average: {@code
-     * T} solved from {@code n = Σ T q / (1 + T q)} by bisection, then {@code Σ q / (1 + T q)}.
+     * T} solved from {@code n = Σ T q / (1 + T q)} by bisection, then {@code Σ q / (1 + T q)}, which
+     * is that same sum over {@code T}: {@code n / T} (Little's law: {@code n} keys, each leaving
+     * after {@code T} updates).
      */
     static double predicted(Workload w, int s, double n) {
         if (n <= 0) {
@@ -189,13 +191,7 @@ public final class AbsorptionExperiment {
                 hi = mid;
             }
         }
-        double t = (lo + hi) / 2;
-        double installs = 0;
-        for (int k = 0; k < s; k++) {
-            double q = w.q(k, s);
-            installs += q / (1 + t * q);
-        }
-        return installs;
+        return n / ((lo + hi) / 2);
     }
 
     /** Keys an oldest-first buffer holds when each stays {@code t} updates after its first change. */

@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * The stores of the durable-put benchmark ({@code DurablePutBenchmark}), by name: every put is on
@@ -45,8 +46,7 @@ public final class DurableStores {
     public static final String DISK = DiskDsyncStore.NAME;
 
     /** Every name {@link #open} takes: the stores, then {@link #DISK}. */
-    public static final List<String> ALL =
-            List.of(HTOD_LOG, HTOD_DIRECT, Stores.ROCKSDB, Stores.SQLITE, Stores.FILE_PER_OBJECT, DISK);
+    public static final List<String> ALL = Stream.concat(NAMES.stream(), Stream.of(DISK)).toList();
 
     private DurableStores() {}
 
