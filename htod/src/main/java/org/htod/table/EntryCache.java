@@ -1,8 +1,9 @@
 package org.htod.table;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -23,17 +24,34 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * A hit takes no lock and copies nothing: the cached arrays are never written after they are
  * published (a new {@code next} replaces the array), so {@link #get} hands out the array itself,
- * which the caller must only read. Lookups go to a {@link ConcurrentHashMap}; each of {@value
- * #PARTS} parts, chosen by the handle, has a lock that guards its byte count and its eviction
- * queue, taken by insertions, drops and evictions only. Eviction is CLOCK (second chance): a hit
- * marks its entry, and an insertion that overfills the part walks the queue from its oldest end,
- * giving a marked entry another round and dropping an unmarked one. Bounded by bytes.
+ * which the caller must only read. Each of {@value #PARTS} parts, chosen by the handle, has a lock
+ * (its monitor) that guards its byte count, its eviction queue and every write to its index,
+ * taken by insertions, drops and evictions only. Eviction is CLOCK (second chance): a hit marks
+ * its entry, and an insertion that overfills the part walks the queue from its oldest end, giving
+ * a marked entry another round and dropping an unmarked one. Bounded by bytes.
+ *
+ * <h2>The index</h2>
+ *
+ * Each part finds its nodes through an open-addressing table of node references (linear probing,
+ * at most half full), read without a lock. A lookup costs the table slot and the node, where a
+ * {@code ConcurrentHashMap<Long, Node>} cost its bin, its own node and a boxed key as well: each a
+ * cache miss once the nodes outnumber the processor's caches, and two objects allocated per
+ * insertion (gets at a million entries: docs/READ-PATH.md). Writers (under the part's lock)
+ * publish slots with release stores and readers load them with acquire loads, and a reader
+ * compares the node's handle with its own, so a lookup never returns another handle's node. A
+ * removal closes its gap by moving later nodes of the probe run back (no tombstones); a reader
+ * racing with that, or with a resize (which publishes the new table, then empties the old one),
+ * may miss a node that is there: a false miss, which costs a device read and nothing else. It can
+ * never find a node that a removal finished taking out: a node sits in one slot until a removal
+ * overwrites it there, and a resize empties the old table before it lets the lock go.
  */
 final class EntryCache {
     private static final int PARTS = 64;
-    /** Bytes counted per cached block beyond its own: the node, the map entry, the key, the array header. */
+    /** Bytes counted per cached block beyond its own: the node, its index slots, the queue's reference, the array header. */
     private static final int OVERHEAD = 96;
-    private final ConcurrentHashMap<Long, Node> map = new ConcurrentHashMap<>();
+    /** Slots of a part's index when it is created, and the least it shrinks to. */
+    private static final int MIN_SLOTS = 16;
+    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Node[].class);
     private final Part[] parts;
     private final boolean enabled;
 
@@ -45,9 +63,9 @@ final class EntryCache {
         /** Set by hits, cleared by the eviction walk; a racy hint, never a correctness matter. */
         boolean referenced;
         /**
-         * Whether the map holds this node; guarded by {@link #part}'s monitor, under which every
-         * insertion and removal happens. The eviction walk asks this instead of the map: a
-         * lookup in a map of millions of nodes is a cache miss or two, for each node it meets.
+         * Whether the part's index holds this node; guarded by {@link #part}'s monitor, under
+         * which every insertion and removal happens. The eviction walk asks this instead of the
+         * index.
          */
         boolean mapped = true;
 
@@ -58,17 +76,133 @@ final class EntryCache {
         }
     }
 
-    /** One part's eviction state; every field guarded by the part's monitor. */
+    /**
+     * One part: its index and its eviction state. Every field is guarded by the part's monitor,
+     * but {@link #table}, which readers also load (see the class comment).
+     */
     private static final class Part {
         final long budget;
         long bytes;
         final ArrayDeque<Node> queue = new ArrayDeque<>();
-        /** Nodes in {@link #queue} no longer in the map (dropped), left there until a walk or a compaction meets them. */
+        /** Nodes in {@link #queue} no longer in the index (dropped), left there until a walk or a compaction meets them. */
         int stale;
+        /** The index: node references by {@link #slot}, linear probing, at most half full; replaced whole by a resize. */
+        volatile Node[] table = new Node[MIN_SLOTS];
+        /** Nodes in {@link #table}. */
+        int count;
 
         Part(long budget) {
             this.budget = budget;
         }
+
+        /** The node of {@code handle}, or null; no lock. May miss a node being moved (see the class comment). */
+        Node find(long handle) {
+            return find(table, handle);
+        }
+
+        /** {@link #find(long)} in {@code t}, which may be a table a resize has replaced since it was loaded. */
+        static Node find(Node[] t, long handle) {
+            int mask = t.length - 1;
+            int i = slot(handle, mask);
+            for (int probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
+                Node n = (Node) SLOT.getAcquire(t, i);
+                if (n == null) {
+                    return null;
+                }
+                if (n.handle == handle) {
+                    return n;
+                }
+            }
+            return null;
+        }
+
+        /** Adds {@code n}, whose handle is not in the index; the caller holds the monitor. */
+        void insert(Node n) {
+            if (2 * (count + 1) > table.length) {
+                resize(table.length * 2);
+            }
+            place(table, n);
+            count++;
+        }
+
+        /** Takes {@code n} out, if the index holds it, closing the gap; the caller holds the monitor. */
+        boolean remove(Node n) {
+            Node[] t = table;
+            int mask = t.length - 1;
+            int i = slot(n.handle, mask);
+            for (int probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
+                Node at = t[i];
+                if (at == null) {
+                    return false;
+                }
+                if (at == n) {
+                    closeGap(t, i);
+                    count--;
+                    if (count * 8 < t.length && t.length > MIN_SLOTS) {
+                        resize(t.length / 2);
+                    }
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /**
+         * Empties slot {@code gap} of {@code t}: each later node of the probe run whose home slot
+         * is not between the gap and itself (cyclically) moves into the gap, which moves to where
+         * it was; the last gap is emptied. A moved node is in its new slot before its old one is
+         * written, so it is never absent from both.
+         */
+        private static void closeGap(Node[] t, int gap) {
+            int mask = t.length - 1;
+            int j = gap;
+            while (true) {
+                j = (j + 1) & mask;
+                Node n = t[j];
+                if (n == null) {
+                    break;
+                }
+                int home = slot(n.handle, mask);
+                boolean stays = gap <= j ? gap < home && home <= j : gap < home || home <= j;
+                if (!stays) {
+                    SLOT.setRelease(t, gap, n);
+                    gap = j;
+                }
+            }
+            SLOT.setRelease(t, gap, (Node) null);
+        }
+
+        /** A table of {@code slots} holding every node, published; then the old one emptied (see the class comment). */
+        private void resize(int slots) {
+            Node[] old = table;
+            Node[] t = new Node[Math.max(MIN_SLOTS, slots)];
+            for (Node n : old) {
+                if (n != null) {
+                    place(t, n);
+                }
+            }
+            table = t;
+            for (int i = 0; i < old.length; i++) {
+                SLOT.setRelease(old, i, (Node) null);
+            }
+        }
+
+        private static void place(Node[] t, Node n) {
+            int mask = t.length - 1;
+            int i = slot(n.handle, mask);
+            while (t[i] != null) {
+                i = (i + 1) & mask;
+            }
+            SLOT.setRelease(t, i, n);
+        }
+    }
+
+    /**
+     * A handle's home slot in a part's index of {@code mask + 1} slots: bits of the handle's mixed
+     * hash below the six that chose the part, so that a part's handles spread over its slots.
+     */
+    private static int slot(long handle, int mask) {
+        return (int) ((handle * 0x9E3779B97F4A7C15L) >>> 26) & mask;
     }
 
     private final LongAdder hits = new LongAdder();
@@ -109,7 +243,7 @@ final class EntryCache {
         if (!enabled) {
             return null;
         }
-        Node n = map.get(handle);
+        Node n = part(handle).find(handle);
         if (n == null) {
             misses.increment();
             return null;
@@ -133,11 +267,11 @@ final class EntryCache {
         }
         Part p = part(handle);
         synchronized (p) {
-            Node n = new Node(handle, p, prefix);
-            Node old = map.putIfAbsent(handle, n);
-            if (old != null) {
+            if (p.find(handle) != null) {
                 return; // another reader cached the same bytes first
             }
+            Node n = new Node(handle, p, prefix);
+            p.insert(n);
             p.queue.add(n);
             p.bytes += prefix.length + OVERHEAD;
             evict(p);
@@ -160,7 +294,7 @@ final class EntryCache {
                 n.referenced = false;
                 p.queue.add(n);
             } else {
-                map.remove(n.handle, n);
+                p.remove(n);
                 n.mapped = false;
                 p.bytes -= n.bytes.length + OVERHEAD;
             }
@@ -172,12 +306,12 @@ final class EntryCache {
         if (!enabled) {
             return;
         }
-        Node n = map.get(handle);
-        if (n == null) {
-            return;
-        }
-        synchronized (n.part) {
-            if (n.mapped) {
+        Part p = part(handle);
+        synchronized (p) {
+            // under the monitor: a lookup there never misses a node (nothing moves them meanwhile),
+            // and a missed one would keep the old next
+            Node n = p.find(handle);
+            if (n != null) {
                 byte[] b = n.bytes.clone();
                 ByteBuffer.wrap(b).putLong(Entries.NEXT_OFFSET, next).putInt(Entries.NEXT_CHECK_OFFSET, check);
                 n.bytes = b;
@@ -192,10 +326,11 @@ final class EntryCache {
         }
         Part p = part(handle);
         synchronized (p) {
-            Node n = map.remove(handle);
+            Node n = p.find(handle); // under the monitor: no resize or removal runs, so no false miss
             if (n == null) {
                 return;
             }
+            p.remove(n);
             n.mapped = false;
             p.bytes -= n.bytes.length + OVERHEAD;
             if (++p.stale > 64 && p.stale > p.queue.size() / 2) {
@@ -205,13 +340,30 @@ final class EntryCache {
         }
     }
 
-    /** Bytes of the blocks the map holds, overhead included, counted afresh (not by the parts): for tests. */
+    /** Bytes of the blocks the index holds, overhead included, counted afresh (not by the parts): for tests. */
     long mappedBytes() {
         long b = 0;
-        for (Node n : map.values()) {
-            b += n.bytes.length + OVERHEAD;
+        for (Part p : parts) {
+            synchronized (p) {
+                for (Node n : p.table) {
+                    if (n != null) {
+                        b += n.bytes.length + OVERHEAD;
+                    }
+                }
+            }
         }
         return b;
+    }
+
+    /** The index of {@code handle}'s part as it is now: for tests of readers that loaded it before a resize. */
+    Object indexOf(long handle) {
+        return part(handle).table;
+    }
+
+    /** A lookup through {@code index} (from {@link #indexOf}), as a reader that loaded it earlier goes on: for tests. */
+    byte[] getThrough(Object index, long handle) {
+        Node n = Part.find((Node[]) index, handle);
+        return n == null ? null : n.bytes;
     }
 
     /** Bytes held, overhead included: for tests. */

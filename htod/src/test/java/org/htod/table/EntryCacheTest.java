@@ -6,16 +6,24 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
  * The entry cache against a model of the disk: random puts, hits, {@code next} rewrites and drops
  * over a few thousand handles in a cache far smaller than they are. A hit must hold exactly what
  * the model's block holds (never the bytes of a dropped block, never a {@code next} from before a
- * rewrite), and the bytes held must stay within the budget.
+ * rewrite), and the bytes held must stay within the budget. Then the same with readers running
+ * beside the writer, which the index must never answer with another handle's bytes, a dropped
+ * block's, or a {@code next} from before a rewrite that finished before the lookup began.
  */
 class EntryCacheTest {
     private static final int HANDLES = 4000;
@@ -86,5 +94,129 @@ class EntryCacheTest {
         long[] counts = cache.counts();
         assertEquals(hits, counts[0], "hits counted");
         assertTrue(hits > 1000 && counts[1] > 1000, "the run hits and misses: " + hits + " hits, " + counts[1] + " misses");
+    }
+
+    @Test
+    void lockFreeLookupsBesideAWriterNeverSeeStaleBytes() throws Exception {
+        long seed = System.nanoTime();
+        try {
+            runConcurrent(seed);
+        } catch (AssertionError | RuntimeException e) {
+            throw new AssertionError("EntryCacheTest concurrent seed " + seed + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * One writer allocates, caches, rewrites {@code next} and drops blocks of 2,000 handles in a
+     * cache of 64 KiB (so its parts' indexes grow, shrink and close gaps all the time), as the
+     * tables do under their locks; two readers look handles up meanwhile. Every {@code next} the
+     * writer writes, and every block it allocates, takes a stamp from one rising counter; once a
+     * rewrite or a drop has returned, the writer publishes the least stamp and generation a lookup
+     * of that handle may still return. Readers put nothing: a reader's miss caches under the
+     * table's view lock, which the link writes exclude.
+     */
+    private static void runConcurrent(long seed) throws Exception {
+        int handles = 2000;
+        EntryCache cache = new EntryCache(64 << 10);
+        AtomicLongArray minNext = new AtomicLongArray(handles + 1);
+        AtomicIntegerArray minGeneration = new AtomicIntegerArray(handles + 1);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        long[] readerHits = new long[2];
+        AtomicBoolean done = new AtomicBoolean();
+        List<Thread> readers = new ArrayList<>();
+        for (int t = 0; t < 2; t++) {
+            int id = t;
+            Thread reader = new Thread(() -> {
+                SplittableRandom r = new SplittableRandom(seed + 1 + id);
+                try {
+                    while (!done.get()) {
+                        int h = 1 + r.nextInt(handles);
+                        long leastNext = minNext.get(h);
+                        int leastGeneration = minGeneration.get(h);
+                        byte[] got = cache.get(h);
+                        if (got != null) {
+                            readerHits[id]++;
+                            ByteBuffer b = ByteBuffer.wrap(got);
+                            assertEquals(h, b.getLong(16), "a lookup of handle " + h + " found another handle's bytes");
+                            assertTrue(b.getInt(24) >= leastGeneration, "handle " + h + ": generation " + b.getInt(24)
+                                    + " after a drop that left at least " + leastGeneration);
+                            assertTrue(b.getLong(Entries.NEXT_OFFSET) >= leastNext, "handle " + h + ": next "
+                                    + b.getLong(Entries.NEXT_OFFSET) + " after a rewrite to " + leastNext);
+                        }
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            });
+            readers.add(reader);
+            reader.start();
+        }
+        SplittableRandom r = new SplittableRandom(seed);
+        Map<Integer, byte[]> disk = new HashMap<>();
+        long stamp = 0;
+        int generation = 0;
+        try {
+            for (int op = 0; op < 300_000 && failure.get() == null; op++) {
+                int h = 1 + r.nextInt(handles);
+                byte[] onDisk = disk.get(h);
+                int what = r.nextInt(100);
+                if (onDisk == null) {
+                    byte[] b = new byte[64 + r.nextInt(600)];
+                    ByteBuffer.wrap(b).putLong(Entries.NEXT_OFFSET, ++stamp).putLong(16, h).putInt(24, ++generation);
+                    disk.put(h, b);
+                } else if (what < 50) {
+                    if (cache.get(h) == null) {
+                        cache.put(h, onDisk.clone());
+                    }
+                } else if (what < 80) {
+                    long next = ++stamp;
+                    ByteBuffer.wrap(onDisk).putLong(Entries.NEXT_OFFSET, next);
+                    cache.next(h, next, 0);
+                    minNext.set(h, next);
+                } else {
+                    cache.drop(h);
+                    disk.remove(h);
+                    minGeneration.set(h, generation + 1); // any block allocated later has a later generation
+                }
+            }
+        } finally {
+            done.set(true);
+            for (Thread t : readers) {
+                t.join();
+            }
+        }
+        if (failure.get() != null) {
+            throw new AssertionError(failure.get().getMessage(), failure.get());
+        }
+        assertEquals(cache.mappedBytes(), cache.bytes(), "the parts count the bytes their indexes hold");
+        assertTrue(readerHits[0] + readerHits[1] > 1000, "the readers hit: " + readerHits[0] + ", " + readerHits[1]);
+    }
+
+
+    /**
+     * A reader that loaded a part's index just before a resize replaced it looks up through the old
+     * table: it may miss, but it must not find a block dropped after the resize, whose removal
+     * only the new table saw.
+     */
+    @Test
+    void aReaderOfAReplacedIndexNeverFindsABlockDroppedSince() {
+        EntryCache cache = new EntryCache(64L << 20);
+        long first = 1;
+        Object index = cache.indexOf(first);
+        byte[] b = new byte[100];
+        cache.put(first, b);
+        Object before = cache.indexOf(first);
+        List<Long> samePart = new ArrayList<>();
+        for (long h = 2; cache.indexOf(first) == before; h++) {
+            cache.put(h, new byte[100]);
+            if (cache.indexOf(h) == cache.indexOf(first)) {
+                samePart.add(h);
+            }
+        }
+        assertTrue(samePart.size() > 2, "a resize of the part's index took a few insertions: " + samePart);
+        assertTrue(index != cache.indexOf(first), "the index was replaced");
+        cache.drop(first);
+        assertNull(cache.get(first), "dropped");
+        assertNull(cache.getThrough(before, first), "a reader of the replaced index found a block dropped since the resize");
     }
 }
