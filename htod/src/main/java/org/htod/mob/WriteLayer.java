@@ -705,11 +705,18 @@ public final class WriteLayer {
 
     /**
      * One step (one install record) of each doubling that is due; returns whether any remain.
-     * The flusher interleaves them with its installs, so a doubling never stalls writers.
+     * The flusher interleaves them with its installs, so a doubling never stalls writers. A step
+     * is left for later, and counted as remaining, while the log lacks {@linkplain
+     * #roomForFlusherRecords room}: a step waiting for room would wait holding the install lock,
+     * which the installs and the checkpoint that make room need (a writer's {@code checkpoint()}
+     * hung so, its steps having eaten the reserve while the writers' records held the log).
      */
     private boolean doublings() {
         boolean more = false;
         for (HashtableOnDisk t : tables.all()) {
+            if (!roomForFlusherRecords()) {
+                return true;
+            }
             install.lock();
             try {
                 if (t.doublingDue(0)) {
@@ -742,7 +749,7 @@ public final class WriteLayer {
         healIfNeeded(); // as an install does first: a log that failed a write takes no record until healed
         for (HashtableOnDisk t : tables.all()) {
             long coming = Math.max(0, mob.delta(t.tableId(), false, null));
-            while (t.doublingBehind(coming) && log.used() + 4 * log.flusherRecordBudget() <= log.regionSize()) {
+            while (t.doublingBehind(coming) && roomForFlusherRecords()) {
                 boolean more;
                 install.lock();
                 try {
@@ -760,6 +767,14 @@ public final class WriteLayer {
                 }
             }
         }
+    }
+
+    /**
+     * Whether the log has room for four more of the flusher's records, enough for an install and
+     * a checkpoint: doubling steps are taken only then (see {@link #keepUpDoublings}).
+     */
+    private boolean roomForFlusherRecords() {
+        return log.used() + 4 * log.flusherRecordBudget() <= log.regionSize();
     }
 
     /**
@@ -947,11 +962,15 @@ public final class WriteLayer {
         ensureOpen();
         // Everything buffered, a batch at a time, then every doubling that is due, a step at a
         // time; a checkpoint whenever the log fills, as the flusher does, since only a checkpoint
-        // gives the log's space back to the records of these very steps.
-        while (installOnce()) {
-            checkpointIfLogFills();
-        }
-        while (doublings()) {
+        // gives the log's space back to the records of these very steps. Writers go on meanwhile,
+        // and their buffered records hold the log's space until installed: steps left for want of
+        // room wait for the next round's installs and checkpoint.
+        boolean more = true;
+        while (more) {
+            while (installOnce()) {
+                checkpointIfLogFills();
+            }
+            more = doublings();
             checkpointIfLogFills();
         }
         checkpoint(false);
