@@ -58,20 +58,17 @@ final class EntryCache {
     /** A cached block: its first bytes, replaced whole when its {@code next} changes. */
     private static final class Node {
         final long handle;
-        final Part part;
         volatile byte[] bytes;
         /** Set by hits, cleared by the eviction walk; a racy hint, never a correctness matter. */
         boolean referenced;
         /**
-         * Whether the part's index holds this node; guarded by {@link #part}'s monitor, under
-         * which every insertion and removal happens. The eviction walk asks this instead of the
-         * index.
+         * Whether its part's index holds this node; guarded by that part's monitor, under which
+         * every insertion and removal happens. The eviction walk asks this instead of the index.
          */
         boolean mapped = true;
 
-        Node(long handle, Part part, byte[] bytes) {
+        Node(long handle, byte[] bytes) {
             this.handle = handle;
-            this.part = part;
             this.bytes = bytes;
         }
     }
@@ -270,7 +267,7 @@ final class EntryCache {
             if (p.find(handle) != null) {
                 return; // another reader cached the same bytes first
             }
-            Node n = new Node(handle, p, prefix);
+            Node n = new Node(handle, prefix);
             p.insert(n);
             p.queue.add(n);
             p.bytes += prefix.length + OVERHEAD;
