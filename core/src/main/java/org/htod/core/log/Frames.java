@@ -86,17 +86,12 @@ final class Frames {
     /**
      * Writes a frame at {@code dst}'s position {@code at}: for stream position {@code position}
      * ({@link #BLANK} for a blank frame), written in {@code epoch}, its payload the {@code fill}
-     * bytes of {@code payload} from {@code from}.
+     * bytes of {@code payload} from {@code from}. {@code dst} is a heap buffer, as every frame
+     * buffer of the log is.
      */
     static void encode(ByteBuffer dst, int at, long position, long epoch, ByteBuffer payload, int from, int fill) {
-        if (dst.hasArray()) {
-            int base = dst.arrayOffset() + at;
-            Arrays.fill(dst.array(), base, base + FRAME, (byte) 0); // a buffer used again holds an older frame
-        } else {
-            for (int i = 0; i < FRAME; i++) {
-                dst.put(at + i, (byte) 0);
-            }
-        }
+        int base = dst.arrayOffset() + at;
+        Arrays.fill(dst.array(), base, base + FRAME, (byte) 0); // a buffer used again holds an older frame
         dst.putShort(at + FILL_OFFSET, (short) fill);
         dst.putLong(at + POSITION_OFFSET, position);
         dst.putLong(at + EPOCH_OFFSET, epoch);
