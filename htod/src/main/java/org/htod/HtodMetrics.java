@@ -132,7 +132,7 @@ public final class HtodMetrics implements MeterBinder {
             FunctionCounter.builder("htod.installed.keys", store, s -> s.layer().figures().installedKeys()).tags(tags)
                     .description("keys installed into the tables, one entry write (or removal) each").register(registry);
             FunctionCounter.builder("htod.checkpoints", store, s -> s.layer().figures().checkpoints()).tags(tags)
-                    .register(registry);
+                    .description("checkpoints taken; each frees the log up to the oldest change still buffered").register(registry);
         }
         Gauge.builder("htod.recovery.seconds", store, s -> s.recoveryReport().took().toNanos() / 1e9).tags(tags)
                 .description("time the last open took, recovery included").baseUnit("seconds").register(registry);
