@@ -314,11 +314,12 @@ public final class Htod {
         }
 
         /**
-         * Bytes of memory for what reads keep of the disk; 0 for none. Three quarters hold the
-         * entry cache: the first 4 KiB of entries read (the fields, and key and value when they
-         * are small), the least recently used first out. A quarter holds the tables' bucket slots,
-         * 8 bytes a bucket (about 11 bytes an entry at the default load factor), so that a get whose
-         * entry is cached reads nothing from the device; slots beyond it are read from the device.
+         * Bytes of memory for what reads keep of the disk; 0 for none. At most a quarter holds the
+         * tables' bucket slots, 8 bytes a bucket (about 11 bytes an entry at the default load
+         * factor), so that a get whose entry is cached reads nothing from the device; slots beyond
+         * it are read from the device. The rest, what the slots leave, holds the entry cache: the
+         * entries read (whole up to a 128th of what the slots leave at least, else their first 4 KiB), evicted in
+         * CLOCK order (a recently read entry gets a second round).
          * Default a sixteenth of the JVM's largest heap ({@code Runtime.maxMemory()}), at least 8 MiB
          * and at most 1 GiB. See {@code docs/READ-PATH.md}.
          */

@@ -36,7 +36,8 @@ class ReadPathIoCountTest {
     }
 
     private static Htod.Builder builder(CountingDevice dev, boolean direct) {
-        return TestStores.small(dev).directMode(direct).durability(Durability.NONE).cacheSize(64L << 20);
+        // a 4 MiB log: values of 400 KB fit one log record
+        return TestStores.small(dev).logSize(4L << 20).directMode(direct).durability(Durability.NONE).cacheSize(64L << 20);
     }
 
     private static byte[] value(int i, int size) {
@@ -90,12 +91,14 @@ class ReadPathIoCountTest {
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
     void anEntryUnderTheWholeLimitIsCachedWhole(boolean direct, OpenedStores stores) {
-        // A 64 MiB cache keeps entries of up to 16 KiB whole: the second get reads nothing.
+        // A 64 MiB cache keeps entries of up to 384 KiB whole (a 128th of the 48 MiB the entries
+        // hold at least): a second get reads nothing.
         MemoryDevice mem = new MemoryDevice();
         try (HtodStore s = stores.track(builder(new CountingDevice(mem), direct).open(), mem)) {
             HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
             m.put("mid", value(5, 12_000));
-            m.put("over", value(6, 17_000));
+            m.put("big", value(9, 300_000));
+            m.put("over", value(6, 400_000));
         }
         mem = mem.reopen();
         CountingDevice dev = new CountingDevice(mem);
@@ -106,9 +109,38 @@ class ReadPathIoCountTest {
             assertEquals(1, miss.reads(), "the entry whole in one read: " + miss);
             IoCounts hit = cost(dev, () -> assertArrayEquals(value(5, 12_000), m.get("mid")));
             assertEquals(0, hit.reads(), "cached whole: " + hit);
+            // past the largest read whole on a miss (256 KiB): the first page, then the rest
+            IoCounts bigMiss = cost(dev, () -> assertArrayEquals(value(9, 300_000), m.get("big")));
+            assertEquals(2, bigMiss.reads(), "the first page, then the rest: " + bigMiss);
+            IoCounts bigHit = cost(dev, () -> assertArrayEquals(value(9, 300_000), m.get("big")));
+            assertEquals(0, bigHit.reads(), "cached whole since: " + bigHit);
             m.get("over");
-            IoCounts over = cost(dev, () -> assertArrayEquals(value(6, 17_000), m.get("over")));
+            IoCounts over = cost(dev, () -> assertArrayEquals(value(6, 400_000), m.get("over")));
             assertEquals(1, over.reads(), "past the limit only the first page is kept: " + over);
+            assertTrue(over.bytesRead() < 400_000, "only the value past the first page: " + over);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aFirstPageCachedByAKeyWalkIsReadWholeOnceByAGet(boolean direct, OpenedStores stores) {
+        // Iterating keys caches the entry's first page only; a get then reads the entry whole,
+        // once, and keeps it whole, instead of reading the rest of its value at every get.
+        MemoryDevice mem = new MemoryDevice();
+        try (HtodStore s = stores.track(builder(new CountingDevice(mem), direct).open(), mem)) {
+            s.map("m", Codec.string(), Codec.bytes()).put("mid", value(8, 12_000));
+        }
+        mem = mem.reopen();
+        CountingDevice dev = new CountingDevice(mem);
+        try (HtodStore s = stores.track(builder(dev, direct).open(), mem)) {
+            HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
+            assertEquals(java.util.Set.of("mid"), new java.util.HashSet<>(m.keySet()));
+            IoCounts first = cost(dev, () -> assertArrayEquals(value(8, 12_000), m.get("mid")));
+            assertEquals(1, first.reads(), "the entry whole, once: " + first);
+            for (int i = 0; i < 3; i++) {
+                IoCounts hit = cost(dev, () -> assertArrayEquals(value(8, 12_000), m.get("mid")));
+                assertEquals(0, hit.reads(), "kept whole since: " + hit);
+            }
         }
     }
 
@@ -126,9 +158,7 @@ class ReadPathIoCountTest {
             IoCounts miss = cost(dev, () -> assertArrayEquals(value(7, 100_000), m.get("big")));
             assertEquals(2, miss.reads(), "the bucket segment, then the entry whole in one read: " + miss);
             IoCounts again = cost(dev, () -> assertArrayEquals(value(7, 100_000), m.get("big")));
-            // The cache keeps an entry's first page: the rest of a large value is read again, once.
-            assertEquals(1, again.reads(), "the value past the cached first page: " + again);
-            assertTrue(again.bytesRead() < 100_000, "only the value past the first page: " + again);
+            assertEquals(0, again.reads(), "under the whole limit, kept whole: " + again);
         }
     }
 

@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -27,8 +28,9 @@ import java.util.concurrent.atomic.LongAdder;
  * which the caller must only read. Each of {@value #PARTS} parts, chosen by the handle, has a lock
  * (its monitor) that guards its byte count, its eviction queue and every write to its index,
  * taken by insertions, drops and evictions only. Eviction is CLOCK (second chance): a hit marks
- * its entry, and an insertion that overfills the part walks the queue from its oldest end, giving
- * a marked entry another round and dropping an unmarked one. Bounded by bytes.
+ * its entry, and an insertion that overfills the cache walks its part's queue from its oldest end,
+ * giving a marked entry another round and dropping an unmarked one. Bounded by bytes: the cache's
+ * budget, what the slots beside it leave, plus at most an eighth (see {@link #evict}).
  *
  * <h2>The index</h2>
  *
@@ -54,6 +56,11 @@ final class EntryCache {
     private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Node[].class);
     private final Part[] parts;
     private final boolean enabled;
+    /** Bytes of the cache and of the slots beside it: the entry cache holds what the slots leave. */
+    private final long total;
+    private final SlotCache slots;
+    /** Largest block kept whole; see {@link #wholeLimit}. */
+    private final int wholeLimit;
 
     /** A cached block: its first bytes, replaced whole when its {@code next} changes. */
     private static final class Node {
@@ -78,7 +85,6 @@ final class EntryCache {
      * but {@link #table}, which readers also load (see the class comment).
      */
     private static final class Part {
-        final long budget;
         long bytes;
         final ArrayDeque<Node> queue = new ArrayDeque<>();
         /** Nodes in {@link #queue} no longer in the index (dropped), left there until a walk or a compaction meets them. */
@@ -87,10 +93,6 @@ final class EntryCache {
         volatile Node[] table = new Node[MIN_SLOTS];
         /** Nodes in {@link #table}. */
         int count;
-
-        Part(long budget) {
-            this.budget = budget;
-        }
 
         /** The node of {@code handle}, or null; no lock. May miss a node being moved (see the class comment). */
         Node find(long handle) {
@@ -202,25 +204,47 @@ final class EntryCache {
         return (int) ((handle * 0x9E3779B97F4A7C15L) >>> 26) & mask;
     }
 
+    /** Bytes of all parts, overhead included; changed under a part's monitor, read without. */
+    private final AtomicLong held = new AtomicLong();
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
 
-    /** A cache of about {@code bytes} bytes; 0 disables it. */
+    /** A cache of about {@code bytes} bytes with no slots beside it; 0 disables it. */
     EntryCache(long bytes) {
-        parts = new Part[PARTS];
-        for (int i = 0; i < PARTS; i++) {
-            parts[i] = new Part(bytes / PARTS);
-        }
-        enabled = bytes / PARTS > 0;
+        this(bytes, new SlotCache(0));
     }
 
     /**
-     * Largest block whose bytes are cached whole, not only their first page: a 64th of a part's
-     * budget (a 4096th of the cache), so that one block never empties a part. Below a page for
-     * caches under 16 MiB, where only first pages are kept.
+     * A cache that shares {@code total} bytes with {@code slots}: it holds {@code total} less the
+     * bytes the slots hold now, so that the slots' share (at most their budget, a quarter of the
+     * store's cache) is not left empty when the tables have few buckets. When the slots grow, the
+     * parts give the bytes back at their next insertions (see {@link #evict}).
+     */
+    EntryCache(long total, SlotCache slots) {
+        this.total = total;
+        this.slots = slots;
+        parts = new Part[PARTS];
+        for (int i = 0; i < PARTS; i++) {
+            parts[i] = new Part();
+        }
+        long least = total - slots.budget();
+        enabled = least / PARTS > 0;
+        wholeLimit = (int) Math.min(Integer.MAX_VALUE, least / 128);
+    }
+
+    /**
+     * Largest block whose bytes are cached whole, not only their first page: a 128th of the least
+     * the entries hold (what the slots leave when they fill their whole budget), half a part's
+     * share, so that one block never takes a part's share alone. Below a page for the smallest
+     * caches (entries under 512 KiB), where only first pages are kept.
      */
     int wholeLimit() {
-        return (int) Math.min(Integer.MAX_VALUE, parts[0].budget / 64);
+        return wholeLimit;
+    }
+
+    /** Bytes the entries may hold now: what the slots leave. */
+    private long budget() {
+        return total - slots.bytes();
     }
 
     boolean enabled() {
@@ -257,28 +281,49 @@ final class EntryCache {
         return new long[] {hits.sum(), misses.sum()};
     }
 
-    /** Caches {@code prefix}, which the cache owns from now on (the caller does not write it again). */
+    /**
+     * Caches {@code prefix}, which the cache owns from now on (the caller does not write it again);
+     * it replaces a shorter copy of the same block (its first page, where {@code prefix} is the
+     * block read whole). The caller holds a view lock of the block's stripe, as for every read of
+     * an entry, so no {@code next} rewrite runs meanwhile and both copies hold the same bytes.
+     */
     void put(long handle, byte[] prefix) {
         if (!enabled) {
             return;
         }
         Part p = part(handle);
         synchronized (p) {
-            if (p.find(handle) != null) {
-                return; // another reader cached the same bytes first
+            Node old = p.find(handle);
+            if (old != null) {
+                if (old.bytes.length < prefix.length) {
+                    count(p, prefix.length - old.bytes.length);
+                    old.bytes = prefix;
+                    evict(p);
+                }
+                return; // else another reader cached the same bytes first
             }
             Node n = new Node(handle, prefix);
             p.insert(n);
             p.queue.add(n);
-            p.bytes += prefix.length + OVERHEAD;
+            count(p, prefix.length + OVERHEAD);
             evict(p);
         }
     }
 
-    /** Drops unmarked entries from the oldest end of {@code p}'s queue until it fits; the caller holds {@code p}. */
+    /**
+     * Drops unmarked entries from the oldest end of {@code p}'s queue while the cache holds more
+     * than its budget and {@code p} more than its share of it (a 64th), or the cache more than an
+     * eighth over its budget; the caller holds {@code p}. The budget is the whole cache's, not the
+     * part's, so that a part holding large entries may hold more than its share while others hold
+     * less (the entries of a corpus with a heavy tail of sizes spread unevenly over 64 parts); the
+     * eighth bounds what parts below their share, which do not evict, add while others are over.
+     */
     private void evict(Part p) {
+        long budget = budget();
+        long share = budget / PARTS;
+        long most = budget + budget / 8;
         int walk = 2 * p.queue.size();
-        while (p.bytes > p.budget && walk-- > 0) {
+        while ((held.get() > budget && p.bytes > share || held.get() > most) && walk-- > 0) {
             Node n = p.queue.poll();
             if (n == null) {
                 return;
@@ -293,9 +338,15 @@ final class EntryCache {
             } else {
                 p.remove(n);
                 n.mapped = false;
-                p.bytes -= n.bytes.length + OVERHEAD;
+                count(p, -(n.bytes.length + OVERHEAD));
             }
         }
+    }
+
+    /** Adds {@code delta} to the bytes {@code p} and the whole cache hold; the caller holds {@code p}. */
+    private void count(Part p, long delta) {
+        p.bytes += delta;
+        held.addAndGet(delta);
     }
 
     /** The block's {@code next} field and its check were rewritten on disk. */
@@ -329,7 +380,7 @@ final class EntryCache {
             }
             p.remove(n);
             n.mapped = false;
-            p.bytes -= n.bytes.length + OVERHEAD;
+            count(p, -(n.bytes.length + OVERHEAD));
             if (++p.stale > 64 && p.stale > p.queue.size() / 2) {
                 p.queue.removeIf(x -> !x.mapped);
                 p.stale = 0;
@@ -363,13 +414,19 @@ final class EntryCache {
         return n == null ? null : n.bytes;
     }
 
-    /** Bytes held, overhead included: for tests. */
+    /**
+     * Bytes held, overhead included, as the whole cache counts them, once they equal the sum of
+     * the parts' counts (else an {@link IllegalStateException}): for tests, when no insertion runs.
+     */
     long bytes() {
         long b = 0;
         for (Part p : parts) {
             synchronized (p) {
                 b += p.bytes;
             }
+        }
+        if (b != held.get()) {
+            throw new IllegalStateException("the parts hold " + b + " bytes, the cache counts " + held.get());
         }
         return b;
     }

@@ -3,6 +3,7 @@ package org.htod.table;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -331,14 +332,34 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      * the rest by one more read, checked whole.
      */
     byte[] value(Loaded e) {
+        return value(e, false);
+    }
+
+    /**
+     * {@link #value(Loaded)}; with {@code keep}, an entry read whole here (its first bytes were
+     * cached, or read, without the rest) that the cache may keep whole is put in the cache whole,
+     * so that later gets of it read and check nothing. Only callers holding the entry's stripe
+     * view lock keep (see {@link EntryCache#put}).
+     */
+    private byte[] value(Loaded e, boolean keep) {
         Entries.Head h = e.h;
         int at = Entries.KEY_OFFSET + h.keyLength;
-        byte[] v = new byte[h.valueLength];
         if (h.length() <= e.bytes.capacity()) {
+            byte[] v = new byte[h.valueLength];
             e.bytes.get(at, v);
             return v;
         }
         int held = Math.max(0, e.bytes.capacity() - at);
+        if (keep && h.length() <= gate.cache.wholeLimit() && held > 0) {
+            byte[] whole = new byte[h.length()];
+            e.bytes.get(0, whole, 0, at + held);
+            ByteBuffer rest = ByteBuffer.wrap(whole, at + held, h.valueLength - held);
+            read(e.handle, at + held, rest);
+            Entries.checkValue(ByteBuffer.wrap(whole), at, h, e.handle, this::corrupt);
+            gate.cache.put(e.handle, whole);
+            return Arrays.copyOfRange(whole, at, whole.length);
+        }
+        byte[] v = new byte[h.valueLength];
         e.bytes.get(at, v, 0, held);
         ByteBuffer b = ByteBuffer.wrap(v, held, v.length - held);
         read(e.handle, at + held, b);
@@ -347,9 +368,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return v;
     }
 
+    /** The entry's fields, key and (with {@code withValue}) value; the caller holds its stripe's view lock. */
     StoredEntry decode(Loaded e, boolean withValue) {
         Entries.Head h = e.h;
-        return new StoredEntry(e.handle, h.next, h.hash, h.version, h.expiry, e.key(), withValue ? value(e) : null);
+        return new StoredEntry(e.handle, h.next, h.hash, h.version, h.expiry, e.key(), withValue ? value(e, true) : null);
     }
 
     /**

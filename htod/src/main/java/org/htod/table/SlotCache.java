@@ -145,4 +145,9 @@ final class SlotCache {
     long bytes() {
         return used.get();
     }
+
+    /** The most bytes of slots it holds. */
+    long budget() {
+        return budget;
+    }
 }

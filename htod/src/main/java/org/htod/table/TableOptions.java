@@ -9,8 +9,8 @@ import java.util.function.LongSupplier;
  * @param syncEachWrite whether each write is made durable before it returns (durability SYNC)
  * @param clock epoch milliseconds, for entry expiry
  * @param loadPermille load factor of new tables, in thousandths
- * @param cacheBytes memory for the caches of reads, 0 for none: three quarters for the entry cache (entries'
- *     first bytes), a quarter for the bucket slots held in memory (8 bytes a bucket)
+ * @param cacheBytes memory for the caches of reads, 0 for none: at most a quarter for the bucket slots held in
+ *     memory (8 bytes a bucket), the rest, at least three quarters, for the entry cache (entries' bytes)
  * @param maxPendingLinks links or unlinked blocks that may wait in memory before a writer flushes them
  * @param doublingMinBatch fewest old buckets a doubling moves per batch (tests lower it to get doublings
  *     of many batches from small tables)
@@ -36,12 +36,7 @@ public record TableOptions(boolean syncEachWrite, LongSupplier clock, int loadPe
                 DEFAULT_MAX_PENDING_LINKS, DEFAULT_DOUBLING_MIN_BATCH);
     }
 
-    /** Bytes of the entry cache: three quarters of {@link #cacheBytes}. */
-    long entryCacheBytes() {
-        return cacheBytes - slotCacheBytes();
-    }
-
-    /** Bytes of bucket slots held in memory: a quarter of {@link #cacheBytes}. */
+    /** The most bytes of bucket slots held in memory: a quarter of {@link #cacheBytes}. */
     long slotCacheBytes() {
         return cacheBytes / 4;
     }

@@ -41,8 +41,8 @@ public final class TableStore implements AutoCloseable {
             StepListener progress) {
         this.storage = storage;
         this.heap = storage.heap();
-        this.gate = new SyncGate(heap, new EntryCache(options.entryCacheBytes()), new SlotCache(options.slotCacheBytes()),
-                options.maxPendingLinks(), installer);
+        SlotCache slots = new SlotCache(options.slotCacheBytes());
+        this.gate = new SyncGate(heap, new EntryCache(options.cacheBytes(), slots), slots, options.maxPendingLinks(), installer);
         this.options = options;
         boolean clean = storage.recoveryReport().wasClean();
         long root = storage.rootCatalog();

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,10 +65,21 @@ class EntryCacheTest {
             } else if (what < 45) {
                 byte[] got = cache.get(handle);
                 if (got == null) {
-                    cache.put(handle, onDisk.clone()); // a miss: the reader caches what it read
+                    // a miss: the reader caches what it read, the block whole or its first bytes
+                    int len = r.nextBoolean() ? onDisk.length : 64 + r.nextInt(onDisk.length - 63);
+                    cache.put(handle, Arrays.copyOf(onDisk, len));
                 } else {
                     hits++;
-                    assertArrayEquals(onDisk, got, "a hit holds what the block holds");
+                    assertTrue(got.length <= onDisk.length, "a hit is no longer than its block");
+                    assertArrayEquals(Arrays.copyOf(onDisk, got.length), got, "a hit holds what the block holds");
+                    if (got.length < onDisk.length && r.nextBoolean()) {
+                        cache.put(handle, onDisk.clone()); // read whole: replaces the first bytes
+                        byte[] again = cache.get(handle); // null if the put's eviction took it
+                        if (again != null) {
+                            hits++;
+                            assertArrayEquals(onDisk, again, "the whole block replaced its first bytes");
+                        }
+                    }
                 }
             } else if (what < 75) {
                 long next = r.nextLong();
@@ -79,16 +91,16 @@ class EntryCacheTest {
                 disk.remove(handle);
             }
             if (op % 1000 == 0) {
-                // at most one block (under 1.3 KiB) beyond each part's share of the budget
+                // at most an eighth over the budget, and one block (under 1.3 KiB) per part
                 assertEquals(cache.mappedBytes(), cache.bytes(), "the parts count the bytes the map holds");
-                assertTrue(cache.bytes() <= BUDGET + 64 * (1300 + 96), "bytes held: " + cache.bytes());
+                assertTrue(cache.bytes() <= BUDGET + BUDGET / 8 + 64 * (1300 + 96), "bytes held: " + cache.bytes());
             }
         }
         for (Map.Entry<Long, byte[]> e : disk.entrySet()) {
             byte[] got = cache.get(e.getKey());
             if (got != null) {
                 hits++;
-                assertArrayEquals(e.getValue(), got, "handle " + e.getKey());
+                assertArrayEquals(Arrays.copyOf(e.getValue(), got.length), got, "handle " + e.getKey());
             }
         }
         long[] counts = cache.counts();
@@ -218,5 +230,29 @@ class EntryCacheTest {
         cache.drop(first);
         assertNull(cache.get(first), "dropped");
         assertNull(cache.getThrough(before, first), "a reader of the replaced index found a block dropped since the resize");
+    }
+
+    /**
+     * The entry cache holds what the slots beside it leave: all of the store's cache while no
+     * slots are held, and gives back the slots' share, part by part, once they are.
+     */
+    @Test
+    void theEntryCacheHoldsWhatTheSlotsLeave() {
+        long total = 4L << 20;
+        SlotCache slots = new SlotCache(total / 4);
+        EntryCache cache = new EntryCache(total, slots);
+        long handle = 1;
+        for (; cache.bytes() < total - 64 * 4096; handle++) {
+            cache.put(handle, new byte[1000]);
+        }
+        assertTrue(cache.bytes() > total * 3 / 4 + 64 * 4096, "the slots' unused share is the entries': " + cache.bytes());
+        slots.fresh(1L << 40, (int) (total / 4 / 8)); // the slots fill their budget
+        assertEquals(total / 4, slots.bytes());
+        for (long i = 0; i < 100_000; i++) {
+            cache.put(handle++, new byte[1000]);
+        }
+        assertEquals(cache.mappedBytes(), cache.bytes(), "the parts count the bytes their indexes hold");
+        assertTrue(cache.bytes() <= total * 3 / 4 + 64 * (1000 + 96),
+                "entries and slots together within the cache: " + cache.bytes() + " + " + slots.bytes());
     }
 }
