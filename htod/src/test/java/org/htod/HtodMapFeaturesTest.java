@@ -50,9 +50,41 @@ class HtodMapFeaturesTest {
             return Instant.ofEpochMilli(millis);
         }
 
+        /** Times {@link #millis} was read. */
+        int reads;
+
         @Override
         public long millis() {
+            reads++;
             return millis;
+        }
+    }
+
+    @Test
+    void readsOfEntriesWithoutExpiryNeverAskTheClock(OpenedStores stores) {
+        // the clock is a system call on some machines: gets and iteration ask it only of an
+        // entry that has an expiry
+        for (boolean direct : new boolean[] {false, true}) {
+            ManualClock clock = new ManualClock();
+            try (HtodStore s = stores.open(new MemoryDevice(), b -> TestStores.small(b).directMode(direct).clock(clock))) {
+                HtodMap<String, String> m = s.map("ttl", Codec.string(), Codec.string());
+                for (int i = 0; i < 100; i++) {
+                    m.put("k" + i, "v" + i);
+                }
+                m.put("ttl", "t", Duration.ofMinutes(10));
+                s.checkpoint(); // everything installed: reads go to the table
+                clock.reads = 0;
+                for (int i = 0; i < 100; i++) {
+                    assertEquals("v" + i, m.get("k" + i));
+                }
+                assertEquals(0, clock.reads, "gets of entries without expiry, direct " + direct);
+                assertEquals("t", m.get("ttl"));
+                assertTrue(clock.reads > 0, "a get of an entry with an expiry asks the clock, direct " + direct);
+                clock.reads = 0;
+                assertEquals(101, new HashSet<>(m.keySet()).size());
+                assertTrue(clock.reads <= 2, "iterating asks the clock only for the one entry with an expiry (and its start): "
+                        + clock.reads + ", direct " + direct);
+            }
         }
     }
 

@@ -38,12 +38,11 @@ public final class BufferedMap implements TableReader, TableWriter {
     /** The key's live entry (buffer first), or null. */
     StoredEntry current(byte[] key, long hash, boolean withValue) {
         Mob.Pending p = mob.get(tableId, key);
-        long now = clock.getAsLong();
         if (p != null) {
-            return buffered(p, key, hash, now);
+            return buffered(p, key, hash, clock.getAsLong());
         }
         StoredEntry e = table.read(key, withValue);
-        return e == null || e.expiredAt(now) ? null : e;
+        return e == null || e.expiredAt(clock) ? null : e; // the clock read only for an entry with an expiry
     }
 
     /** The buffered change {@code p} of {@code key} as the entry it makes at {@code now}: null if removed or expired. */

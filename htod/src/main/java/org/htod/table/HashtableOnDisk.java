@@ -483,7 +483,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         } finally {
             r.unlock();
         }
-        if (e != null && e.expiredAt(clock.getAsLong())) {
+        if (e != null && e.expiredAt(clock)) {
             removeExpired(key);
             return null;
         }
@@ -502,7 +502,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         } finally {
             r.unlock();
         }
-        if (e != null && e.expiredAt(clock.getAsLong())) {
+        if (e != null && e.expiredAt(clock)) {
             removeExpired(key);
             return false;
         }
@@ -576,7 +576,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             ensureOpen();
             Found f = findForWrite(shape, key, hash, mutation.readsValue(), st);
             StoredEntry cur = f.entry;
-            boolean expired = cur != null && cur.expiredAt(clock.getAsLong());
+            boolean expired = cur != null && cur.expiredAt(clock);
             Change c = mutation.apply(expired ? null : cur);
             if (c == null || c.isRemove()) {
                 if (cur != null && (expired || c != null)) {
@@ -637,7 +637,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         try {
             ensureOpen();
             Found f = findForWrite(shape, key, hash, false, st);
-            if (f.entry == null || !f.entry.expiredAt(clock.getAsLong())) {
+            if (f.entry == null || !f.entry.expiredAt(clock)) {
                 return false;
             }
             unlink(st, f);
@@ -882,7 +882,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         TableCursor c = new TableCursor(this, false, true);
         while (c.hasNext()) {
             StoredEntry e = c.next();
-            if (e.expiredAt(clock.getAsLong()) && removeExpired(e.key)) {
+            if (e.expiredAt(clock) && removeExpired(e.key)) {
                 removed++;
             }
         }

@@ -55,4 +55,12 @@ public final class StoredEntry {
     public boolean expiredAt(long now) {
         return expiry != 0 && expiry <= now;
     }
+
+    /**
+     * {@link #expiredAt(long)} at {@code clock}'s time, read only when the entry has an expiry:
+     * most have none, and a get then makes no clock call (a system call on some machines).
+     */
+    public boolean expiredAt(java.util.function.LongSupplier clock) {
+        return expiry != 0 && expiry <= clock.getAsLong();
+    }
 }

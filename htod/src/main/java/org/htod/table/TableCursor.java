@@ -69,7 +69,6 @@ final class TableCursor implements Iterator<StoredEntry> {
                 classes.push(new long[] {c, 2 * m});
                 return;
             }
-            long now = t.clock.getAsLong();
             long bucket = c & a.mask();
             long cur = t.slot(a, bucket);
             long steps = 0;
@@ -78,7 +77,8 @@ final class TableCursor implements Iterator<StoredEntry> {
                 HashtableOnDisk.Loaded e = t.load(cur, withValues);
                 t.checkBucket(e, a, bucket);
                 Entries.Head h = e.h;
-                if ((h.hash & (m - 1)) == c && (includeExpired || h.expiry == 0 || h.expiry > now)) {
+                // the clock is read only for an entry with an expiry: most have none
+                if ((h.hash & (m - 1)) == c && (includeExpired || h.expiry == 0 || h.expiry > t.clock.getAsLong())) {
                     ready.add(t.decode(e, withValues));
                 }
                 cur = h.next;
