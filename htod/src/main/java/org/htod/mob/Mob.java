@@ -96,6 +96,15 @@ final class Mob {
     }
 
     private final ConcurrentHashMap<Key, Pending> map = new ConcurrentHashMap<>();
+    /**
+     * Keys in {@link #map}, never fewer: raised before a key enters it and lowered after the key
+     * leaves it ({@link #installed}, once the table holds its change). So when it reads 0 the map
+     * is empty at that moment, and {@link #get} answers null without hashing the key, as a lookup
+     * made then would. Not {@code map.isEmpty()}: the map counts in striped cells summed without a
+     * lock, so a read racing an insertion and a removal of two other keys can sum to 0 while a
+     * third is there; one atomic counter reads what the operations finished before it made.
+     */
+    private final AtomicLong present = new AtomicLong();
     private final ConcurrentSkipListSet<Pending> queue = new ConcurrentSkipListSet<>(
             Comparator.<Pending>comparingLong(p -> p.firstLsn).thenComparingLong(p -> p.seq));
     private final ConcurrentHashMap<Long, LongAdder> deltas = new ConcurrentHashMap<>();
@@ -136,7 +145,11 @@ final class Mob {
         return false;
     }
 
+    /** The key's change in the buffer, or null; no lock (a settled store's gets find it empty). */
     Pending get(long tableId, byte[] key) {
+        if (present.get() == 0) {
+            return null;
+        }
         return map.get(Key.of(tableId, key));
     }
 
@@ -155,6 +168,7 @@ final class Mob {
             p.lastLsn = lsn;
             p.inTable = inTable;
             queue.add(p);
+            present.incrementAndGet(); // before the key is in the map: see present
             map.put(k, p);
             bytes.addAndGet(p.bytes());
             delta(tableId).add(p.delta());
@@ -245,7 +259,9 @@ final class Mob {
             unknowns(p.tableId).decrement(); // known from now on, or gone
         }
         if (p.lastLsn == p.taken) {
-            map.remove(Key.of(p.tableId, p.key), p);
+            if (map.remove(Key.of(p.tableId, p.key), p)) {
+                present.decrementAndGet(); // after the key left the map: see present
+            }
             queue.remove(p);
             bytes.addAndGet(-p.bytes());
             delta(p.tableId).add(-oldDelta);
