@@ -163,7 +163,7 @@ public final class BufferedMap implements TableReader, TableWriter {
                     next = buffered.poll();
                 } else if (tableEntries.hasNext()) {
                     StoredEntry e = tableEntries.next();
-                    if (seen.contains(ByteBuffer.wrap(e.key()))) {
+                    if (!seen.isEmpty() && seen.contains(ByteBuffer.wrap(e.key()))) { // no key hashed when none was buffered
                         continue;
                     }
                     Mob.Pending p = mob.get(tableId, e.key());
