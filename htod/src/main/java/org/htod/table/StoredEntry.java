@@ -1,5 +1,7 @@
 package org.htod.table;
 
+import java.util.function.LongSupplier;
+
 /**
  * One entry as read from the table: its key and value bytes and the fields stored beside them.
  * {@code value} is null when only the key was read (key iteration). The arrays belong to the
@@ -60,7 +62,7 @@ public final class StoredEntry {
      * {@link #expiredAt(long)} at {@code clock}'s time, read only when the entry has an expiry:
      * most have none, and a get then makes no clock call (a system call on some machines).
      */
-    public boolean expiredAt(java.util.function.LongSupplier clock) {
+    public boolean expiredAt(LongSupplier clock) {
         return expiry != 0 && expiry <= clock.getAsLong();
     }
 }
