@@ -345,9 +345,9 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         Entries.Head h = e.h;
         int at = Entries.KEY_OFFSET + h.keyLength;
         if (h.length() <= e.bytes.capacity()) {
-            byte[] v = new byte[h.valueLength];
-            e.bytes.get(at, v);
-            return v;
+            // one copy straight from the array: the JIT then allocates the result without first
+            // zeroing it (a get of a cached 15 KiB value spent a tenth of its time in that memset)
+            return Arrays.copyOfRange(e.bytes.array(), at, at + h.valueLength);
         }
         int held = Math.max(0, e.bytes.capacity() - at);
         if (keep && h.length() <= gate.cache.wholeLimit() && held > 0) {
