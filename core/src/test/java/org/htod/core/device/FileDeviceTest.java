@@ -30,6 +30,45 @@ class FileDeviceTest {
     }
 
     @Test
+    void piecesEndAtTheNextMultipleOfThePieceSizeOrAtTheEnd() {
+        int p = FileDevice.PIECE;
+        assertEquals(p, FileDevice.pieceEnd(0, 10L * p));
+        assertEquals(100, FileDevice.pieceEnd(0, 100));
+        assertEquals(p, FileDevice.pieceEnd(p - 1, 3L * p));
+        assertEquals(2L * p, FileDevice.pieceEnd(p, 3L * p));
+        assertEquals(5L * p + 7, FileDevice.pieceEnd(5L * p + 3, 5L * p + 7));
+    }
+
+    /** Writes cut into pieces at 64 KiB boundaries land whole: every byte where it belongs, none beside. */
+    @Test
+    void writesAcrossPieceBoundariesLandWholeInBothChannels() {
+        java.util.Random r = new java.util.Random(0x91ECEL);
+        int p = FileDevice.PIECE;
+        byte[] model = new byte[6 * p];
+        try (FileDevice d = FileDevice.open(file)) {
+            d.write(0, ByteBuffer.wrap(model.clone()));
+            int[][] writes = {{p - 3, 7}, {1, 3 * p + 5}, {2 * p, p}, {p + 11, 2 * p}, {0, 6 * p}, {5 * p - 1, p + 1}};
+            for (int i = 0; i < writes.length; i++) {
+                int at = writes[i][0];
+                byte[] b = new byte[writes[i][1]];
+                r.nextBytes(b);
+                ByteBuffer src = ByteBuffer.wrap(b);
+                if (i % 2 == 0) {
+                    d.write(at, src);
+                } else {
+                    d.writeDurable(at, src);
+                }
+                assertEquals(b.length, src.position(), "the buffer is consumed");
+                assertEquals(b.length, src.limit(), "and its limit left as it was");
+                System.arraycopy(b, 0, model, at, b.length);
+                ByteBuffer back = ByteBuffer.allocate(model.length);
+                d.read(0, back);
+                assertArrayEquals(model, back.array(), "after write " + i + " of " + b.length + " bytes at " + at);
+            }
+        }
+    }
+
+    @Test
     void aSecondOpenInTheSameProcessIsRefusedUntilTheFirstCloses() {
         FileDevice first = FileDevice.open(file);
         StoreLockedException e = assertThrows(StoreLockedException.class, () -> FileDevice.open(file));
