@@ -318,8 +318,8 @@ public final class Htod {
          * tables' bucket slots, 8 bytes a bucket (about 11 bytes an entry at the default load
          * factor), so that a get whose entry is cached reads nothing from the device; slots beyond
          * it are read from the device. The rest, what the slots leave, holds the entry cache: the
-         * entries read (whole up to a 128th of what the slots leave at least, else their first 4 KiB), evicted in
-         * CLOCK order (a recently read entry gets a second round).
+         * entries read (whole up to a 128th of what the slots leave at least, else their first 4
+         * KiB), evicted in CLOCK order (a recently read entry gets a second round).
          * Default a sixteenth of the JVM's largest heap ({@code Runtime.maxMemory()}), at least 8 MiB
          * and at most 1 GiB. See {@code docs/READ-PATH.md}.
          */

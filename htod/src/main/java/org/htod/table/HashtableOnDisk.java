@@ -312,7 +312,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                 gate.cache.put(handle, b.array());
             } else if (Entries.KEY_OFFSET + h.keyLength <= Entries.PREFIX) {
                 // read whole: the cache keeps the first page, fields and key checked above
-                gate.cache.put(handle, java.util.Arrays.copyOf(b.array(), Entries.PREFIX));
+                gate.cache.put(handle, Arrays.copyOf(b.array(), Entries.PREFIX));
             }
         }
         h.next = gate.linkAt(handle, Entries.NEXT_OFFSET, h.next);

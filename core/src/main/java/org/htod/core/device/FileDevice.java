@@ -151,13 +151,13 @@ public final class FileDevice implements BlockDevice {
      *
      * <p>Why: recent Linux kernels (the development machine's 6.18 with ext4; XFS for longer) give
      * a file's page cache folios as large as the write that creates them, up to 2 MiB, and every
-     * later write into a folio, however small, walks all of its 4 KiB blocks. An install writes its new entries in runs of
-     * megabytes, then links of 8 bytes into those pages: on the development machine (6.18, ext4)
-     * 100,000 writes of 8 bytes into a file written in 1 MiB pieces took 2.5 to 2.9 s, against
-     * 0.4 to 0.5 s into one written in 4 KiB or 64 KiB pieces; the flusher of a proxy replacement
-     * pass spent a fifth of its processor time in that walk. 64 KiB pieces keep folios that small
-     * and cost a system call per 64 KiB. Durable writes ({@code O_DSYNC}) stay whole: each call
-     * would be a sync of its own, and they land on pages the log's earlier laps created.
+     * later write into a folio, however small, walks all of its 4 KiB blocks. An install writes
+     * its new entries in runs of megabytes, then links of 8 bytes into those pages: there, 100,000
+     * writes of 8 bytes into a file written in 1 MiB pieces took 2.5 to 2.9 s, against 0.4 to 0.5
+     * s into one written in 4 KiB or 64 KiB pieces; the flusher of a proxy replacement pass spent
+     * a fifth of its processor time in that walk. 64 KiB pieces keep folios that small and cost a
+     * system call per 64 KiB. Durable writes ({@code O_DSYNC}) stay whole: each call would be a
+     * sync of its own, and they land on pages the log's earlier laps created.
      */
     static final int PIECE = 64 * 1024;
 
