@@ -5,9 +5,9 @@
 #   benchmarks/run.sh quick   # minutes: 1,000 objects, every store, both durabilities
 #   benchmarks/run.sh full    # 1 h 20 min on 2 cores: the paper's sizes, a scaled run, a run larger than the
 #                             # cache, disk space; writes the tables into README.md
-#   benchmarks/run.sh durable # about 35 min: durable puts (DurablePutBenchmark) at 1, 4, 16 and 64 writer
+#   benchmarks/run.sh durable # about 42 min: durable puts (DurablePutBenchmark) at 1, 4, 16 and 64 writer
 #                             # threads, values of 200 and 4000 bytes, beside the disk's 4 KiB write+fsync rate (dd), which the
-#                             # run also measures itself (store disk-dsync)
+#                             # run also measures itself (store disk-dsync), and htod's log alone (htod-log-alone)
 #   benchmarks/run.sh reopen  # about 20 min: reopen after SIGKILL (CrashReopenBenchmark) of 1 and 10 million
 #                             # entries, page cache warm and dropped (root), and direct mode at 1 million
 #

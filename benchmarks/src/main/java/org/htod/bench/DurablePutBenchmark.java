@@ -44,7 +44,10 @@ import org.openjdk.jmh.infra.ThreadParams;
  * What counts is how well a store shares one sync among the writers waiting at the same time.
  * Beside them, {@code disk-dsync} is the disk itself: 4 KiB writes through an {@code O_DSYNC}
  * descriptor, overwriting blocks written before, one a put (what {@code dd oflag=dsync
- * conv=notrunc} measures, here in the same run and harness as the stores).
+ * conv=notrunc} measures, here in the same run and harness as the stores), and {@code
+ * htod-log-alone} is htod's log without the rest of log mode: each put one record of the bytes a
+ * log-mode put logs, made durable by group commit and installed nowhere, so that {@code htod-log}
+ * against it is what the write buffer, the installs and the checkpoints cost.
  *
  * <p>No work is left for later: every put is synced before it returns, so the cost of each
  * iteration's writes is paid inside it. What a store defers beyond durability (htod's installs
@@ -75,7 +78,7 @@ public class DurablePutBenchmark extends StoreBenchmark {
     public static class Target {
 
         /** Which store: a name from {@link DurableStores#ALL} (the stores, and the disk itself). */
-        @Param({"htod-log", "htod-direct", "rocksdb", "sqlite", "file-per-object", "disk-dsync"})
+        @Param({"htod-log", "htod-direct", "rocksdb", "sqlite", "file-per-object", "htod-log-alone", "disk-dsync"})
         public String store;
 
         /** Bytes of each value. */

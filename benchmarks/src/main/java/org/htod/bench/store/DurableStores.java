@@ -30,7 +30,10 @@ import java.util.stream.Stream;
  *   <li>{@value DiskDsyncStore#NAME}: no store, the disk itself: each put one 4 KiB write through
  *       an {@code O_DSYNC} descriptor over blocks written before (as {@code dd oflag=dsync
  *       conv=notrunc}), so that the disk's durable write rate is measured in the same run, by the
- *       same harness, as the stores it bounds ({@link DiskDsyncStore}).
+ *       same harness, as the stores it bounds ({@link DiskDsyncStore});
+ *   <li>{@value LogAloneStore#NAME}: no store, htod's log alone: each put one record of the bytes
+ *       a log-mode put logs, appended and made durable by group commit, nothing installed, so that
+ *       {@value #HTOD_LOG} against it is what the rest of log mode costs ({@link LogAloneStore}).
  * </ul>
  */
 public final class DurableStores {
@@ -42,11 +45,14 @@ public final class DurableStores {
     public static final List<String> NAMES =
             List.of(HTOD_LOG, HTOD_DIRECT, Stores.ROCKSDB, Stores.SQLITE, Stores.FILE_PER_OBJECT);
 
+    /** htod's log alone, measured beside the stores: it keeps nothing readable. */
+    public static final String LOG_ALONE = LogAloneStore.NAME;
+
     /** The disk's own durable write rate, measured beside the stores: it keeps nothing readable. */
     public static final String DISK = DiskDsyncStore.NAME;
 
-    /** Every name {@link #open} takes: the stores, then {@link #DISK}. */
-    public static final List<String> ALL = Stream.concat(NAMES.stream(), Stream.of(DISK)).toList();
+    /** Every name {@link #open} takes: the stores, then {@link #LOG_ALONE} and {@link #DISK}. */
+    public static final List<String> ALL = Stream.concat(NAMES.stream(), Stream.of(LOG_ALONE, DISK)).toList();
 
     private DurableStores() {}
 
@@ -71,6 +77,8 @@ public final class DurableStores {
                 return new SynchronizedStore(new SqliteStore(dir, Durability.SYNC));
             case FilePerObjectStore.NAME:
                 return new FilePerObjectStore(dir, Durability.SYNC, true);
+            case LogAloneStore.NAME:
+                return new LogAloneStore(dir);
             case DiskDsyncStore.NAME:
                 return new DiskDsyncStore(dir);
             default:
@@ -84,6 +92,9 @@ public final class DurableStores {
      * its I/O (every store but htod's).
      */
     public static String ioSummary(KeyValueStore kv, long puts) {
-        return kv instanceof HtodKeyValueStore ? ((HtodKeyValueStore) kv).ioSummary(puts) : null;
+        if (kv instanceof HtodKeyValueStore h) {
+            return h.ioSummary(puts);
+        }
+        return kv instanceof LogAloneStore l ? l.ioSummary(puts) : null;
     }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +21,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.htod.core.container.ContainerConfig;
+import org.htod.core.device.FileDevice;
+import org.htod.core.log.LogReader;
+import org.htod.core.log.Records;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -141,5 +146,45 @@ class DurableStoresTest {
             assertTrue(found.add(head), "block " + b + " repeats " + head);
         }
         assertEquals(0, file[puts * 4096], "the block after the last put is untouched");
+    }
+
+    /**
+     * The log probe from several threads: every put is one record of the log holding its key and
+     * value in a put's data-record layout, all of them durable when the puts return (read back
+     * after close from the region, as recovery reads it), and the group commits carried them all.
+     */
+    @Test
+    void theLogAloneLogsOneRecordAPut() throws Exception {
+        int puts = THREADS * PUTS;
+        String io;
+        try (KeyValueStore kv = DurableStores.open(DurableStores.LOG_ALONE, dir)) {
+            assertEquals(DurableStores.LOG_ALONE, kv.name());
+            inThreads((thread, i) -> kv.put(key(thread, i), value(thread, i)));
+            assertThrows(UnsupportedOperationException.class, () -> kv.get(key(0, 0)));
+            io = DurableStores.ioSummary(kv, puts);
+        }
+        assertTrue(io.contains("groupRecords=" + puts + " ") || io.endsWith("groupRecords=" + puts), io);
+        Set<String> found = new HashSet<>();
+        try (FileDevice dev = FileDevice.open(dir.resolve("log.region"))) {
+            LogReader reader = new LogReader(dev, LogAloneStore.REGION_OFFSET, ContainerConfig.DEFAULT_LOG_SIZE, 0, 1);
+            for (Records.Record r = reader.next(); r != null; r = reader.next()) {
+                ByteBuffer p = r.payload();
+                assertEquals(1, p.getInt(), "one operation");
+                assertEquals(1, p.get(), "a put");
+                p.getLong();
+                byte[] key = new byte[p.getInt()];
+                p.get(key);
+                p.getLong();
+                p.getLong();
+                byte[] value = new byte[p.getInt()];
+                p.get(value);
+                assertEquals(0, p.remaining(), "nothing after the value");
+                String k = new String(key, StandardCharsets.UTF_8);
+                String v = new String(value, StandardCharsets.UTF_8);
+                assertTrue(found.add(k), "one record for " + k);
+                assertEquals(k.replaceFirst("^/t(\\d+)/k(\\d+)$", "value-$1-$2"), v);
+            }
+        }
+        assertEquals(puts, found.size(), "every put's record is in the log");
     }
 }
