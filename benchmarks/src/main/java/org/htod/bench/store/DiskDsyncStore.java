@@ -6,8 +6,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 
 /**
  * Not a store: the disk's own rate of durable writes, measured by the durable-put benchmark in
@@ -17,9 +15,9 @@ import java.util.function.Consumer;
  * size), whatever the key and value. It is the ceiling of a store whose durable put is one write:
  * a lone htod writer's put is one write of its log frames through an {@code O_DSYNC} descriptor.
  * With several threads, each put takes the next block, so their writes may be in flight together.
- * Nothing can be read back: {@code get} and the iterations refuse.
+ * It is a {@link DurableProbe}: nothing can be read back.
  */
-final class DiskDsyncStore implements KeyValueStore {
+final class DiskDsyncStore extends DurableProbe {
     static final String NAME = "disk-dsync";
     private static final int BLOCK = 4096;
     private static final int BLOCKS = 16384; // 64 MiB
@@ -30,6 +28,7 @@ final class DiskDsyncStore implements KeyValueStore {
     private final ThreadLocal<ByteBuffer> buffers = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BLOCK));
 
     DiskDsyncStore(Path dir) {
+        super(NAME, "the disk's writes");
         file = dir.resolve("dsync.blocks");
         try (FileChannel fill = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 20);
@@ -44,16 +43,6 @@ final class DiskDsyncStore implements KeyValueStore {
     }
 
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public Durability durability() {
-        return Durability.SYNC;
-    }
-
-    @Override
     public void put(byte[] key, byte[] value) {
         ByteBuffer b = buffers.get().clear();
         b.put(value, 0, Math.min(value.length, BLOCK)).clear();
@@ -65,36 +54,6 @@ final class DiskDsyncStore implements KeyValueStore {
         } catch (IOException e) {
             throw new StoreException(NAME + ": cannot write at " + pos + " of " + file, e);
         }
-    }
-
-    @Override
-    public byte[] get(byte[] key) {
-        throw new UnsupportedOperationException(NAME + " measures the disk's writes; it keeps nothing to read");
-    }
-
-    @Override
-    public boolean remove(byte[] key) {
-        throw new UnsupportedOperationException(NAME + " measures the disk's writes; it keeps nothing to remove");
-    }
-
-    @Override
-    public void forEachKey(Consumer<byte[]> action) {
-        throw new UnsupportedOperationException(NAME + " keeps nothing to iterate");
-    }
-
-    @Override
-    public void forEachValue(Consumer<byte[]> action) {
-        throw new UnsupportedOperationException(NAME + " keeps nothing to iterate");
-    }
-
-    @Override
-    public void forEachEntry(BiConsumer<byte[], byte[]> action) {
-        throw new UnsupportedOperationException(NAME + " keeps nothing to iterate");
-    }
-
-    @Override
-    public void flush() {
-        // every write is durable when it returns
     }
 
     @Override

@@ -2,8 +2,6 @@ package org.htod.bench.store;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.device.CountingDevice;
 import org.htod.core.device.FileDevice;
@@ -18,17 +16,15 @@ import org.htod.core.log.Log;
  * log size, and returns once a group commit has made it durable, as a log-mode put at {@code
  * SYNC} does; nothing else is written. The region is formatted (blank frames, synced) when it
  * opens, as a store's log region is after its first lap, and space is released as soon as it is
- * durable, since no install needs it. Nothing can be read back: {@code get} and the iterations
- * refuse.
+ * durable, since no install needs it. It is a {@link DurableProbe}: nothing can be read back.
  */
-final class LogAloneStore implements KeyValueStore {
+final class LogAloneStore extends DurableProbe {
     static final String NAME = "htod-log-alone";
     /** The bytes a data record of one put adds to its key and value (see {@code DataRecord}). */
     static final int OP_HEADER = 4 + 1 + 8 + 4 + 8 + 8 + 4;
     static final long REGION_OFFSET = 4096;
     private static final int RECORD_TYPE = 1;
 
-    private final Path file;
     private final CountingDevice device;
     private final Log log;
     private final long releaseAt;
@@ -36,24 +32,19 @@ final class LogAloneStore implements KeyValueStore {
     private final IoCounts opened;
 
     LogAloneStore(Path dir) {
-        file = dir.resolve("log.region");
+        super(NAME, "the log's writes");
         long region = ContainerConfig.DEFAULT_LOG_SIZE;
-        device = new CountingDevice(FileDevice.open(file));
-        Log.format(device, REGION_OFFSET, region);
-        log = new Log(device, REGION_OFFSET, region, 0, 0, 1);
-        log.prepare();
+        device = new CountingDevice(FileDevice.open(dir.resolve("log.region")));
+        try {
+            Log.format(device, REGION_OFFSET, region);
+            log = new Log(device, REGION_OFFSET, region, 0, 0, 1);
+            log.prepare();
+        } catch (RuntimeException e) {
+            device.close();
+            throw e;
+        }
         releaseAt = log.regionSize() / 4;
         opened = device.counts();
-    }
-
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public Durability durability() {
-        return Durability.SYNC;
     }
 
     @Override
@@ -84,36 +75,6 @@ final class LogAloneStore implements KeyValueStore {
         long[] groups = log.groupCounts();
         return "puts=" + puts + " syncs=" + c.syncs() + " writes=" + c.writes() + " bytesWritten=" + c.bytesWritten()
                 + " groups=" + groups[0] + " groupRecords=" + groups[1];
-    }
-
-    @Override
-    public byte[] get(byte[] key) {
-        throw new UnsupportedOperationException(NAME + " measures the log's writes; it keeps nothing to read");
-    }
-
-    @Override
-    public boolean remove(byte[] key) {
-        throw new UnsupportedOperationException(NAME + " measures the log's writes; it keeps nothing to remove");
-    }
-
-    @Override
-    public void forEachKey(Consumer<byte[]> action) {
-        throw new UnsupportedOperationException(NAME + " keeps nothing to iterate");
-    }
-
-    @Override
-    public void forEachValue(Consumer<byte[]> action) {
-        throw new UnsupportedOperationException(NAME + " keeps nothing to iterate");
-    }
-
-    @Override
-    public void forEachEntry(BiConsumer<byte[], byte[]> action) {
-        throw new UnsupportedOperationException(NAME + " keeps nothing to iterate");
-    }
-
-    @Override
-    public void flush() {
-        // every put is durable when it returns
     }
 
     @Override
