@@ -77,7 +77,7 @@ public class DurablePutBenchmark extends StoreBenchmark {
     @State(Scope.Benchmark)
     public static class Target {
 
-        /** Which store: a name from {@link DurableStores#ALL} (the stores, and the disk itself). */
+        /** Which store: a name from {@link DurableStores#ALL} (the stores, htod's log alone and the disk itself). */
         @Param({"htod-log", "htod-direct", "rocksdb", "sqlite", "file-per-object", "htod-log-alone", "disk-dsync"})
         public String store;
 
