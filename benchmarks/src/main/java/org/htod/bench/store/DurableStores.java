@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
+import org.htod.core.device.IoCounts;
 
 /**
  * The stores of the durable-put benchmark ({@code DurablePutBenchmark}), by name: every put is on
@@ -96,5 +97,16 @@ public final class DurableStores {
             return h.ioSummary(puts);
         }
         return kv instanceof LogAloneStore l ? l.ioSummary(puts) : null;
+    }
+
+    /**
+     * The fields of a {@code durable-io} line, as {@code DurableReport} reads them: {@code puts},
+     * the device's {@code c}, and the log's group commits and their records ({@code groups}, as
+     * {@code Log.groupCounts} gives them; null where there is no log).
+     */
+    static String ioLine(long puts, IoCounts c, long[] groups) {
+        String line = "puts=" + puts + " syncs=" + c.syncs() + " writes=" + c.writes() + " bytesWritten="
+                + c.bytesWritten();
+        return groups == null ? line : line + " groups=" + groups[0] + " groupRecords=" + groups[1];
     }
 }

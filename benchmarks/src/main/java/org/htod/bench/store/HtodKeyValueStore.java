@@ -13,7 +13,6 @@ import org.htod.HtodMap;
 import org.htod.HtodStore;
 import org.htod.core.device.CountingDevice;
 import org.htod.core.device.FileDevice;
-import org.htod.core.device.IoCounts;
 import org.htod.core.device.RawDevice;
 import org.htod.core.log.Log;
 
@@ -109,15 +108,7 @@ final class HtodKeyValueStore implements KeyValueStore {
         if (counting == null) {
             return null;
         }
-        IoCounts c = counting.counts();
-        StringBuilder b = new StringBuilder();
-        b.append("puts=").append(puts).append(" syncs=").append(c.syncs()).append(" writes=").append(c.writes())
-                .append(" bytesWritten=").append(c.bytesWritten());
-        long[] groups = logGroups();
-        if (groups != null) {
-            b.append(" groups=").append(groups[0]).append(" groupRecords=").append(groups[1]);
-        }
-        return b.toString();
+        return DurableStores.ioLine(puts, counting.counts(), logGroups());
     }
 
     /**

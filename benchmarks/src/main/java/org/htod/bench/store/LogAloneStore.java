@@ -71,10 +71,7 @@ final class LogAloneStore extends DurableProbe {
      * commits and the records they carried.
      */
     String ioSummary(long puts) {
-        IoCounts c = device.counts().minus(opened);
-        long[] groups = log.groupCounts();
-        return "puts=" + puts + " syncs=" + c.syncs() + " writes=" + c.writes() + " bytesWritten=" + c.bytesWritten()
-                + " groups=" + groups[0] + " groupRecords=" + groups[1];
+        return DurableStores.ioLine(puts, device.counts().minus(opened), log.groupCounts());
     }
 
     @Override
