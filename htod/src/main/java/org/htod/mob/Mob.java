@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntConsumer;
 import org.htod.core.HtodException;
 
 /**
@@ -133,6 +134,54 @@ final class Mob {
     /** The index of a key's stripe: the order in which a batch takes the locks of its keys. */
     int stripe(long tableId, long hash) {
         return (int) ((hash ^ tableId * 0x9E3779B97F4A7C15L) >>> 56);
+    }
+
+    /**
+     * Runs {@code action} on each of {@code keys} (by its index) with the key's stripe lock held,
+     * for the flusher. Each stripe is locked once for all its keys, and stripes free now come
+     * first: a writer at durability SYNC holds its stripe through its group commit, and a flusher
+     * that waited for each such stripe in turn, twice a key, waited for hundreds of commits a
+     * batch, while the buffer filled and writers queued for room instead of for the log. The
+     * stripes busy at the first try are waited for afterwards, when most are free again.
+     */
+    void eachUnderLock(List<Pending> keys, IntConsumer action) {
+        int n = keys.size();
+        long[] order = new long[n]; // stripe in the high half, index in the low: sorted, each stripe's keys together
+        for (int i = 0; i < n; i++) {
+            Pending p = keys.get(i);
+            order[i] = (long) stripe(p.tableId, p.hash) << 32 | i;
+        }
+        Arrays.sort(order);
+        List<int[]> busy = new ArrayList<>(); // {first, end} positions in order of a stripe not taken at the first try
+        for (int from = 0; from < n;) {
+            int to = from + 1;
+            while (to < n && order[to] >>> 32 == order[from] >>> 32) {
+                to++;
+            }
+            ReentrantLock l = stripes[(int) (order[from] >>> 32)];
+            if (l.tryLock()) {
+                runEach(l, order, from, to, action);
+            } else {
+                busy.add(new int[] {from, to});
+            }
+            from = to;
+        }
+        for (int[] r : busy) {
+            ReentrantLock l = stripes[(int) (order[r[0]] >>> 32)];
+            l.lock();
+            runEach(l, order, r[0], r[1], action);
+        }
+    }
+
+    /** Runs {@code action} on the indexes in {@code order[from, to)}, then releases {@code held}. */
+    private static void runEach(ReentrantLock held, long[] order, int from, int to, IntConsumer action) {
+        try {
+            for (int j = from; j < to; j++) {
+                action.accept((int) order[j]);
+            }
+        } finally {
+            held.unlock();
+        }
     }
 
     /** Whether the calling thread holds a stripe lock (it runs a compute function, say). */
@@ -265,10 +314,7 @@ final class Mob {
             queue.remove(p);
             bytes.addAndGet(-p.bytes());
             delta(p.tableId).add(-oldDelta);
-            synchronized (this) {
-                notifyAll();
-            }
-            return;
+            return; // the room it made is announced once for the batch: see roomMade
         }
         queue.remove(p);
         p.firstLsn = p.firstAfterTaken;
@@ -277,6 +323,15 @@ final class Mob {
         p.firstAfterTaken = -1;
         queue.add(p);
         delta(p.tableId).add(p.delta() - oldDelta);
+    }
+
+    /**
+     * Wakes the writers waiting for room, after the flusher released a batch's keys: once a batch,
+     * not once a key, since each call wakes every waiter, and with the buffer full a batch of 4,096
+     * keys woke each of dozens of writers thousands of times while the flusher held a stripe.
+     */
+    synchronized void roomMade() {
+        notifyAll();
     }
 
     /** The install of a key taken by the flusher failed: it stays, as it is, for the next one. */

@@ -649,19 +649,14 @@ public final class WriteLayer {
             // Installation in bucket order: reads and writes land in the order of the tables'
             // arrays (opportunistic), and a chain's changes go together.
             batch.sort(Comparator.<Mob.Pending>comparingLong(p -> p.tableId).thenComparingLong(p -> Long.reverse(p.hash)));
-            List<Mob.Value> took = new ArrayList<>(batch.size());
+            Mob.Value[] took = new Mob.Value[batch.size()];
+            mob.eachUnderLock(batch, i -> took[i] = mob.take(batch.get(i)));
             Map<Long, List<HashtableOnDisk.Item>> items = new HashMap<>();
-            for (Mob.Pending p : batch) {
-                ReentrantLock l = mob.lock(p.tableId, p.hash);
-                l.lock();
-                try {
-                    Mob.Value v = mob.take(p);
-                    took.add(v);
-                    items.computeIfAbsent(p.tableId, t -> new ArrayList<>())
-                            .add(new HashtableOnDisk.Item(p.key, v.value(), v.expiry(), v.version()));
-                } finally {
-                    l.unlock();
-                }
+            for (int i = 0; i < took.length; i++) {
+                Mob.Pending p = batch.get(i);
+                Mob.Value v = took[i];
+                items.computeIfAbsent(p.tableId, t -> new ArrayList<>())
+                        .add(new HashtableOnDisk.Item(p.key, v.value(), v.expiry(), v.version()));
             }
             try {
                 for (Map.Entry<Long, List<HashtableOnDisk.Item>> e : items.entrySet()) {
@@ -674,27 +669,11 @@ public final class WriteLayer {
                 }
                 tables.commit();
             } catch (RuntimeException e) {
-                for (Mob.Pending p : batch) {
-                    ReentrantLock l = mob.lock(p.tableId, p.hash);
-                    l.lock();
-                    try {
-                        mob.abandoned(p);
-                    } finally {
-                        l.unlock();
-                    }
-                }
+                mob.eachUnderLock(batch, i -> mob.abandoned(batch.get(i)));
                 throw e;
             }
-            for (int i = 0; i < batch.size(); i++) {
-                Mob.Pending p = batch.get(i);
-                ReentrantLock l = mob.lock(p.tableId, p.hash);
-                l.lock();
-                try {
-                    mob.installed(p, took.get(i));
-                } finally {
-                    l.unlock();
-                }
-            }
+            mob.eachUnderLock(batch, i -> mob.installed(batch.get(i), took[i]));
+            mob.roomMade();
             stats.installs++;
             stats.installedKeys += batch.size();
             return true;

@@ -24,6 +24,76 @@ class MobTest {
         return ("k" + i).getBytes(StandardCharsets.UTF_8);
     }
 
+    /**
+     * The flusher's pass over a batch: each key once, under its own stripe's lock, and a stripe a
+     * writer holds (as through a group commit) does not hold up the keys of the other stripes.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aPassOverABatchVisitsEachKeyOnceUnderItsLockAndBusyStripesLast() throws Exception {
+        Mob mob = new Mob(1L << 30);
+        java.util.List<Mob.Pending> keys = new java.util.ArrayList<>();
+        for (int i = 0; i < 2_000; i++) {
+            keys.add(new Mob.Pending(i % 3, key(i), i * 0x9E3779B97F4A7C15L, i));
+        }
+        Mob.Pending first = keys.get(0);
+        ReentrantLock held = mob.lock(first.tableId, first.hash);
+        java.util.concurrent.CountDownLatch locked = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Thread writer = new Thread(() -> {
+            held.lock();
+            try {
+                locked.countDown();
+                release.await(10, java.util.concurrent.TimeUnit.SECONDS); // a pass that waits for it first fails, not hangs
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                held.unlock();
+            }
+        });
+        writer.setDaemon(true);
+        writer.start();
+        locked.await();
+        int[] visits = new int[keys.size()];
+        java.util.List<Integer> order = new java.util.ArrayList<>();
+        mob.eachUnderLock(keys, i -> {
+            Mob.Pending p = keys.get(i);
+            if (!mob.lock(p.tableId, p.hash).isHeldByCurrentThread()) {
+                throw new AssertionError("key " + i + " visited without its stripe's lock");
+            }
+            if (mob.lock(p.tableId, p.hash) == held && release.getCount() > 0) {
+                int others = 0;
+                for (int v : visits) {
+                    others += v;
+                }
+                throw new AssertionError("a key of the busy stripe was visited while it was held, after " + others);
+            }
+            visits[i]++;
+            order.add(i);
+            if (order.size() == keys.size() - sameStripe(mob, keys, held)) {
+                release.countDown(); // every key of the free stripes is done: the writer lets go
+            }
+        });
+        writer.join();
+        for (int i = 0; i < visits.length; i++) {
+            assertEquals(1, visits[i], "visits of key " + i);
+        }
+        int busy = sameStripe(mob, keys, held);
+        assertEquals(true, busy > 0, "the held stripe has keys in the batch");
+        for (int j = order.size() - busy; j < order.size(); j++) {
+            Mob.Pending p = keys.get(order.get(j));
+            assertSame(held, mob.lock(p.tableId, p.hash), "the busy stripe's keys come last");
+        }
+    }
+
+    private static int sameStripe(Mob mob, java.util.List<Mob.Pending> keys, ReentrantLock l) {
+        int n = 0;
+        for (Mob.Pending p : keys) {
+            n += mob.lock(p.tableId, p.hash) == l ? 1 : 0;
+        }
+        return n;
+    }
+
     @Test
     void getsAgreeWithAModelThroughPutsAbsorptionsAndInstalls() {
         long seed = System.nanoTime();
