@@ -1,6 +1,7 @@
 package org.htod.core.log;
 
 import java.nio.ByteBuffer;
+import java.util.List;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.StoreFullException;
@@ -26,7 +27,8 @@ import org.htod.core.device.BlockDevice;
  * it durable. The first waiter finding no write in progress becomes the leader: it takes every
  * record appended so far, writes them in one device write (two at the end of a lap) and syncs
  * once, while later appends gather for the next leader. Each waiter returns when a sync covers
- * its record. A lone writer waits for exactly one write and one sync; there is no timed wait
+ * its record: it waits parked on its own ({@link Waiters}), and the leader that covered it
+ * wakes it, while one waiter it did not cover is woken to lead the next group. A lone writer waits for exactly one write and one sync; there is no timed wait
  * for it. A leader whose group is smaller than the last one yields the processor to the writers
  * that group released for at most half a commit, so that they do not miss the commit by a hair
  * (see {@link #gather}).
@@ -45,8 +47,9 @@ import org.htod.core.device.BlockDevice;
  * frames and synced, so that no byte of a dropped record can ever be replayed. Appends then continue at the
  * same position, in a new epoch.
  *
- * <p>Thread-safe. Locks: the monitor of this object guards the in-memory state; device I/O runs
- * outside it, by one leader at a time, which alone touches {@link #tail}.
+ * <p>Thread-safe. Locks: the monitor of this object guards the in-memory state and the list of
+ * parked waiters; device I/O runs outside it, by one leader at a time, which alone touches
+ * {@link #tail}, and so do the unparks of the writers a commit covered.
  */
 public final class Log {
     private final BlockDevice dev;
@@ -88,6 +91,8 @@ public final class Log {
      */
     private ByteBuffer spare;
     private boolean leader;
+    /** The writers parked until a commit covers their records (see {@link Waiters}). */
+    private final Waiters waiters = new Waiters();
     /** The error of a failed write or sync, until {@link #heal}; and the range it may have reached. */
     private HtodException failure;
     private long failedFrom;
@@ -401,6 +406,7 @@ public final class Log {
             fail(e, from, to);
             throw e;
         } finally {
+            List<Waiters.Waiter> woken;
             synchronized (this) {
                 leader = false;
                 if (spare == null && batch.capacity() <= SPARE_LIMIT) {
@@ -412,8 +418,10 @@ public final class Log {
                         durable = Math.max(durable, to);
                     }
                 }
-                notifyAll();
+                notifyAll(); // those waiting for room, or for the leader to finish (heal)
+                woken = waiters.wake(durable, generation, true, unusable());
             }
+            Waiters.unpark(woken); // outside the monitor: a woken heir does not wait for the one that woke it
         }
     }
 
@@ -572,6 +580,7 @@ public final class Log {
     }
 
     private void awaitDurable(long upTo, long gen) {
+        Waiters.Waiter waited = null;
         while (true) {
             ByteBuffer batch;
             long from;
@@ -579,8 +588,22 @@ public final class Log {
             long base;
             long e;
             long gatherFor;
+            if (waited != null) {
+                int s = Waiters.park(waited, this);
+                if (s == Waiters.DURABLE) {
+                    return; // the commit that covered it said so: no need of the monitor
+                }
+                if (Thread.currentThread().isInterrupted()) {
+                    leaveInterrupted(waited); // as a wait on the monitor did: no I/O by an interrupted thread, which would close the file
+                }
+            }
             synchronized (this) {
-                while (true) {
+                if (waited != null) {
+                    waiters.back(waited);
+                    waited = null;
+                }
+                boolean leaving = true;
+                try {
                     if (generation != gen) {
                         throw dropped();
                     }
@@ -588,10 +611,15 @@ public final class Log {
                         return;
                     }
                     ensureUsable();
-                    if (!leader) {
-                        break;
+                    leaving = false;
+                } finally {
+                    if (leaving) {
+                        passLeadIfFree(); // a woken heir that leaves without leading wakes another
                     }
-                    waitQuietly();
+                }
+                if (leader) {
+                    waited = waiters.add(upTo, gen);
+                    continue;
                 }
                 leader = true;
                 gatherFor = recordsInPending < lastGroupRecords ? lastGroupRecords : 0;
@@ -605,6 +633,7 @@ public final class Log {
                 } catch (HtodException x) {
                     leader = false;
                     notifyAll();
+                    Waiters.unpark(waiters.wake(durable, generation, true, true));
                     throw x;
                 }
                 from = pendingFrom;
@@ -625,6 +654,23 @@ public final class Log {
             long avg = commitNanos;
             commitNanos = avg == 0 ? took : (7 * avg + took) / 8; // a racing leader's update may be lost: it is an estimate
         }
+    }
+
+    /** Under the monitor, with no leader: if writers wait and no heir is on its way, one is woken to lead. */
+    private void passLeadIfFree() {
+        if (!leader && !waiters.isEmpty()) {
+            Waiters.unpark(waiters.wake(durable, generation, true, false));
+        }
+    }
+
+    /** A parked waiter was interrupted: it leaves the list (handing the lead on if it was the heir) and throws. */
+    private void leaveInterrupted(Waiters.Waiter w) {
+        synchronized (this) {
+            waiters.remove(w);
+            passLeadIfFree();
+        }
+        throw new HtodException("interrupted while waiting on the log of " + dev.name(),
+                new InterruptedException());
     }
 
     /**
@@ -794,6 +840,7 @@ public final class Log {
             synchronized (this) {
                 leader = false;
                 notifyAll();
+                Waiters.unpark(waiters.wake(durable, generation, true, unusable()));
             }
         }
     }
@@ -861,6 +908,7 @@ public final class Log {
     public synchronized void close() {
         closed = true;
         notifyAll();
+        Waiters.unpark(waiters.wake(durable, generation, !leader, true));
     }
 
     /**
@@ -871,6 +919,12 @@ public final class Log {
     public synchronized void refuse(HtodException why) {
         refused = why;
         notifyAll();
+        Waiters.unpark(waiters.wake(durable, generation, !leader, true));
+    }
+
+    /** Whether appends are refused now (closed, refused, or failed until healed): every durability waiter is told. */
+    private boolean unusable() {
+        return closed || refused != null || failure != null;
     }
 
     private void waitQuietly() {
