@@ -90,6 +90,34 @@ class GroupCommitWaitTest {
         return t;
     }
 
+    /** Writer threads {@code 0 .. n-1} running {@code body}, started; what a body throws is added to {@code errors}. */
+    private static List<Thread> writers(int n, ConcurrentLinkedQueue<Throwable> errors, Body body) {
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < n; t++) {
+            int id = t;
+            Thread th = new Thread(() -> {
+                try {
+                    body.run(id);
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            });
+            th.start();
+            ts.add(th);
+        }
+        return ts;
+    }
+
+    private interface Body {
+        void run(int id) throws Exception;
+    }
+
+    private static void joinAll(List<Thread> ts) throws InterruptedException {
+        for (Thread th : ts) {
+            th.join();
+        }
+    }
+
     @Test
     @Timeout(60)
     void writersBehindASlowCommitAllReturnDurableAndShareTheNext() throws Exception {
@@ -100,31 +128,19 @@ class GroupCommitWaitTest {
         Thread releaser = releaser(log, running);
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
         CountDownLatch go = new CountDownLatch(1);
-        List<Thread> ts = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            int id = t;
-            Thread th = new Thread(() -> {
-                try {
-                    go.await();
-                    for (int i = 0; i < each; i++) {
-                        Log.Appended a = log.append(DATA, payload(id * 1000L + i));
-                        log.awaitDurable(a);
-                        long durable = log.durable();
-                        if (durable < a.end()) {
-                            throw new AssertionError("returned with its record at " + a.end() + " not durable (" + durable + ")");
-                        }
-                    }
-                } catch (Throwable e) {
-                    errors.add(e);
+        List<Thread> ts = writers(threads, errors, id -> {
+            go.await();
+            for (int i = 0; i < each; i++) {
+                Log.Appended a = log.append(DATA, payload(id * 1000L + i));
+                log.awaitDurable(a);
+                long durable = log.durable();
+                if (durable < a.end()) {
+                    throw new AssertionError("returned with its record at " + a.end() + " not durable (" + durable + ")");
                 }
-            });
-            th.start();
-            ts.add(th);
-        }
+            }
+        });
         go.countDown();
-        for (Thread th : ts) {
-            th.join();
-        }
+        joinAll(ts);
         running.set(false);
         releaser.join();
         assertTrue(errors.isEmpty(), errors.size() + " errors, the first: " + errors.peek());
@@ -209,39 +225,29 @@ class GroupCommitWaitTest {
         Thread releaser = releaser(log, running);
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
         AtomicLong interruptedWaits = new AtomicLong();
-        List<Thread> ts = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            int id = t;
-            Thread th = new Thread(() -> {
-                for (int i = 0; i < each; i++) {
-                    Log.Appended a = log.append(DATA, payload(id * 1000L + i));
-                    try {
-                        log.awaitDurable(a);
-                        if (log.durable() < a.end()) {
-                            errors.add(new AssertionError("record at " + a.end() + " acknowledged before it was durable"));
-                        }
-                    } catch (HtodException e) {
-                        if (!Thread.interrupted()) {
-                            errors.add(e); // only an interrupt may end a wait early here
-                        }
-                        interruptedWaits.incrementAndGet();
-                    } catch (Throwable e) {
-                        errors.add(e);
+        List<Thread> ts = writers(threads, errors, id -> {
+            for (int i = 0; i < each; i++) {
+                Log.Appended a = log.append(DATA, payload(id * 1000L + i));
+                try {
+                    log.awaitDurable(a);
+                    if (log.durable() < a.end()) {
+                        errors.add(new AssertionError("record at " + a.end() + " acknowledged before it was durable"));
                     }
-                    Thread.interrupted(); // an interrupt that came after its wait: cleared for the next
+                } catch (HtodException e) {
+                    if (!Thread.interrupted()) {
+                        errors.add(e); // only an interrupt may end a wait early here
+                    }
+                    interruptedWaits.incrementAndGet();
                 }
-            });
-            th.start();
-            ts.add(th);
-        }
+                Thread.interrupted(); // an interrupt that came after its wait: cleared for the next
+            }
+        });
         SplittableRandom r = new SplittableRandom(seed);
         while (ts.stream().anyMatch(Thread::isAlive)) {
             ts.get(r.nextInt(threads)).interrupt();
             TimeUnit.MICROSECONDS.sleep(100 + r.nextInt(400));
         }
-        for (Thread th : ts) {
-            th.join();
-        }
+        joinAll(ts);
         // Whatever the interrupts left unsynced, one more commit covers it: the log still works.
         log.sync();
         running.set(false);
@@ -262,25 +268,14 @@ class GroupCommitWaitTest {
         ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
         ConcurrentLinkedQueue<Throwable> other = new ConcurrentLinkedQueue<>();
         AtomicInteger acknowledged = new AtomicInteger();
-        List<Thread> ts = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            int id = t;
-            Thread th = new Thread(() -> {
-                try {
-                    log.awaitDurable(log.append(DATA, payload(1000 + id)));
-                    acknowledged.incrementAndGet();
-                } catch (HtodException e) {
-                    failures.add(e);
-                } catch (Throwable e) {
-                    other.add(e);
-                }
-            });
-            th.start();
-            ts.add(th);
-        }
-        for (Thread th : ts) {
-            th.join();
-        }
+        joinAll(writers(threads, other, id -> {
+            try {
+                log.awaitDurable(log.append(DATA, payload(1000 + id)));
+                acknowledged.incrementAndGet();
+            } catch (HtodException e) {
+                failures.add(e);
+            }
+        }));
         assertTrue(other.isEmpty(), other.toString());
         // The first commit (20 ms) fails; writers that appended during it wait behind it, and its
         // failure drops their records too: each is told, none waits on.
