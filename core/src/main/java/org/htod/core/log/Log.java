@@ -28,10 +28,10 @@ import org.htod.core.device.BlockDevice;
  * record appended so far, writes them in one device write (two at the end of a lap) and syncs
  * once, while later appends gather for the next leader. Each waiter returns when a sync covers
  * its record: it waits parked on its own ({@link Waiters}), and the leader that covered it
- * wakes it, while one waiter it did not cover is woken to lead the next group. A lone writer waits for exactly one write and one sync; there is no timed wait
- * for it. A leader whose group is smaller than the last one yields the processor to the writers
- * that group released for at most half a commit, so that they do not miss the commit by a hair
- * (see {@link #gather}).
+ * wakes it, while one waiter it did not cover is woken to lead the next group. A lone writer
+ * waits for exactly one write and one sync; there is no timed wait for it. A leader whose group
+ * is smaller than the last one yields the processor to the writers that group released for at
+ * most half a commit, so that they do not miss the commit by a hair (see {@link #gather}).
  * When every record before the group is durable, the write is a {@link
  * BlockDevice#writeDurable} and stands for the sync: on a file, it waits for the log's own
  * frames only, not for every page of the file the flusher has written since the last sync.
@@ -594,7 +594,8 @@ public final class Log {
                     return; // the commit that covered it said so: no need of the monitor
                 }
                 if (Thread.currentThread().isInterrupted()) {
-                    leaveInterrupted(waited); // as a wait on the monitor did: no I/O by an interrupted thread, which would close the file
+                    // as a wait on the monitor did: no I/O by an interrupted thread, which would close the file
+                    leaveInterrupted(waited);
                 }
             }
             synchronized (this) {
