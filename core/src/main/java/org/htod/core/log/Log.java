@@ -634,7 +634,7 @@ public final class Log {
                 } catch (HtodException x) {
                     leader = false;
                     notifyAll();
-                    Waiters.unpark(waiters.wake(durable, generation, true, true));
+                    wakeWaiters(true);
                     throw x;
                 }
                 from = pendingFrom;
@@ -660,8 +660,17 @@ public final class Log {
     /** Under the monitor, with no leader: if writers wait and no heir is on its way, one is woken to lead. */
     private void passLeadIfFree() {
         if (!leader && !waiters.isEmpty()) {
-            Waiters.unpark(waiters.wake(durable, generation, true, false));
+            wakeWaiters(false);
         }
+    }
+
+    /**
+     * Under the monitor: wakes the parked writers a commit covered (or every one, if {@code all})
+     * and, with no leader, one to lead. Unparks under the monitor: for the rare paths only; the end
+     * of a commit unparks after leaving it.
+     */
+    private void wakeWaiters(boolean all) {
+        Waiters.unpark(waiters.wake(durable, generation, !leader, all));
     }
 
     /** A parked waiter was interrupted: it leaves the list (handing the lead on if it was the heir) and throws. */
@@ -841,7 +850,7 @@ public final class Log {
             synchronized (this) {
                 leader = false;
                 notifyAll();
-                Waiters.unpark(waiters.wake(durable, generation, true, unusable()));
+                wakeWaiters(unusable());
             }
         }
     }
@@ -909,7 +918,7 @@ public final class Log {
     public synchronized void close() {
         closed = true;
         notifyAll();
-        Waiters.unpark(waiters.wake(durable, generation, !leader, true));
+        wakeWaiters(true);
     }
 
     /**
@@ -920,7 +929,7 @@ public final class Log {
     public synchronized void refuse(HtodException why) {
         refused = why;
         notifyAll();
-        Waiters.unpark(waiters.wake(durable, generation, !leader, true));
+        wakeWaiters(true);
     }
 
     /** Whether appends are refused now (closed, refused, or failed until healed): every durability waiter is told. */

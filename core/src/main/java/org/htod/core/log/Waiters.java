@@ -78,7 +78,6 @@ final class Waiters {
             return List.of();
         }
         List<Waiter> out = new ArrayList<>();
-        out.add(null); // the heir's place
         List<Waiter> stay = next;
         for (Waiter w : list) {
             if (all || w.generation != generation) {
@@ -94,9 +93,7 @@ final class Waiters {
         if (leaderFree && heir == null && !stay.isEmpty()) {
             heir = stay.remove(0);
             heir.state = AGAIN;
-            out.set(0, heir);
-        } else {
-            out.remove(0);
+            out.add(0, heir);
         }
         next = list;
         next.clear();
