@@ -556,7 +556,7 @@ public final class WriteLayer {
                         // oldest first, a batch at a time, until below the low-water marks; a
                         // doubling step between batches; a checkpoint whenever the log fills
                         boolean wanted = (all && mob.minFirstLsn(Long.MAX_VALUE) < passEnd)
-                                || mob.bytes() > mob.capacity() / 4 || log.used() > log.regionSize() / 4;
+                                || mob.bytes() > mob.capacity() / 4 || uninstalledLog() > log.regionSize() / 4;
                         keepUpDoublings(); // the tables sized for the keys the install adds
                         progress = wanted && installOnce();
                         progress |= doublings();
@@ -618,6 +618,19 @@ public final class WriteLayer {
     }
 
     private int closingFailures;
+
+    /**
+     * Bytes of the log from the oldest record whose change the tables do not hold yet to the end:
+     * what installs, and only installs, can release. The rest of the used log a checkpoint
+     * releases. The flusher's installs are driven by this, not by the used log: between one
+     * checkpoint and the next the used log stays above its low-water mark however much is
+     * installed, and a flusher driven by it chased a lone writer with an install (a heap sync
+     * and a log record) every few dozen puts, where one batch of thousands suffices.
+     */
+    private long uninstalledLog() {
+        long end = log.end();
+        return end - mob.minFirstLsn(end);
+    }
 
     /** The flusher stops for good: writers are told why instead of waiting for room. */
     private void stop(HtodException why) {

@@ -162,6 +162,42 @@ class WriteLayerIoCountTest {
         LogStores.closeQuietly(s);
     }
     /**
+     * A lone writer whose log, not its buffer, fills: once a periodic pass has installed what was
+     * buffered when it began, the flusher installs again only when the changes it has not
+     * installed take a quarter of the log, and a checkpoint releases the log at a third. When it
+     * went by the used log instead, which stays above a quarter until the next checkpoint however
+     * much is installed, a pass that found the log between a quarter and a third chased the
+     * writer: it installed the few keys written during each install, every install a heap sync
+     * and a log record, until the log reached a third (a 4,000-byte-value writer: 584 installs of
+     * 61 keys each in 40,000 puts; now 10).
+     */
+    @Test
+    void aLoneWriterFillingTheLogIsNotChasedBetweenCheckpoints() {
+        CountingDevice dev = new CountingDevice(new SlowSync(new MemoryDevice()));
+        // With a sync a millisecond, a quarter of this log takes the writer over a second, so
+        // periodic passes (one a second after the last) come while the log fills.
+        HtodStore s = Htod.builder(dev).grain(64).logSize(8 << 20).durability(Durability.SYNC).open();
+        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+        WriteLayer layer = LogStores.layer(s);
+        WriteLayer.Stats st = layer.stats();
+        long installsBefore = st.installs;
+        long keysBefore = st.installedKeys;
+        String value = "v".repeat(2000);
+        int puts = 3000;
+        for (int i = 0; i < puts; i++) {
+            m.put("k" + i, value);
+        }
+        long installs = st.installs - installsBefore;
+        long keys = st.installedKeys - keysBefore;
+        String report = puts + " puts of 2,000 bytes into an 8 MiB log: " + installs + " installs of " + keys
+                + " keys, " + st.checkpoints + " checkpoints, " + dev.counts().syncs() + " syncs";
+        System.out.println("WriteLayerIoCountTest: " + report);
+        assertTrue(keys >= puts / 3, "the flusher kept up with the log: " + report);
+        assertTrue(installs <= 20, report);
+        LogStores.closeQuietly(s);
+    }
+
+    /**
      * A load of new keys, faster than the flusher installs them: the tables are doubled ahead of
      * the keys an install adds. With both caches off, every entry a walk or a doubling meets and
      * every bucket slot is a device read. Before, the flusher ran one doubling step per install
