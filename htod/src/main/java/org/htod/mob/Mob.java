@@ -24,7 +24,16 @@ import org.htod.core.HtodException;
  * monitor.
  */
 final class Mob {
-    private static final int STRIPES = 256;
+    /**
+     * Stripe locks: a writer at SYNC holds its key's stripe through its group commit, so a writer
+     * whose stripe another holds waits a whole commit and joins the group after. With 64 writers
+     * one in five found its stripe held at 256 stripes; at 1,024, one in seventeen. Counted with a
+     * 1 ms sync (64 writers, random keys): 46 to 50 records a group commit at 256, 54 to 57 at
+     * 1,024 and at 4,096 alike. Each lock is about 48 bytes.
+     */
+    private static final int STRIPES = 1024;
+    /** Shift that takes a 64-bit mix of the key's hash to a stripe index: log2(STRIPES) top bits. */
+    private static final int STRIPE_SHIFT = 64 - Integer.numberOfTrailingZeros(STRIPES);
     /** Bytes counted per key beyond its key and value: the maps' entries and the objects. */
     private static final int OVERHEAD = 160;
     static final int UNKNOWN = -1;
@@ -133,7 +142,7 @@ final class Mob {
 
     /** The index of a key's stripe: the order in which a batch takes the locks of its keys. */
     int stripe(long tableId, long hash) {
-        return (int) ((hash ^ tableId * 0x9E3779B97F4A7C15L) >>> 56);
+        return (int) ((hash ^ tableId * 0x9E3779B97F4A7C15L) >>> STRIPE_SHIFT);
     }
 
     /**
