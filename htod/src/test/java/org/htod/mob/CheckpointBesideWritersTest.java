@@ -15,6 +15,7 @@ import org.htod.Htod;
 import org.htod.HtodMap;
 import org.htod.HtodStore;
 import org.htod.LayerAccess;
+import org.htod.core.Seeds;
 import org.htod.core.device.MemoryDevice;
 import org.junit.jupiter.api.Test;
 
@@ -33,12 +34,7 @@ class CheckpointBesideWritersTest {
 
     @Test
     void checkpointsBesideWritersFillingTheLogAllFinish() throws Exception {
-        long seed = System.nanoTime();
-        try {
-            run(seed);
-        } catch (AssertionError | RuntimeException e) {
-            throw new AssertionError("CheckpointBesideWritersTest seed " + seed + ": " + e.getMessage(), e);
-        }
+        Seeds.run("CheckpointBesideWritersTest", CheckpointBesideWritersTest::run);
     }
 
     private static void run(long seed) throws Exception {

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.locks.ReentrantLock;
+import org.htod.core.Seeds;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -96,12 +97,7 @@ class MobTest {
 
     @Test
     void getsAgreeWithAModelThroughPutsAbsorptionsAndInstalls() {
-        long seed = System.nanoTime();
-        try {
-            run(seed);
-        } catch (AssertionError | RuntimeException e) {
-            throw new AssertionError("MobTest seed " + seed + ": " + e.getMessage(), e);
-        }
+        Seeds.run("MobTest", MobTest::run);
     }
 
     private static void run(long seed) {

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
+import org.htod.core.Seeds;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,12 +39,7 @@ class EntryCacheTest {
 
     @Test
     void randomOperationsAgainstAModelOfTheDisk() {
-        long seed = System.nanoTime();
-        try {
-            run(seed);
-        } catch (AssertionError | RuntimeException e) {
-            throw new AssertionError("EntryCacheTest seed " + seed + ": " + e.getMessage(), e);
-        }
+        Seeds.run("EntryCacheTest", EntryCacheTest::run);
     }
 
     private static void run(long seed) {
@@ -110,12 +106,7 @@ class EntryCacheTest {
 
     @Test
     void lockFreeLookupsBesideAWriterNeverSeeStaleBytes() throws Exception {
-        long seed = System.nanoTime();
-        try {
-            runConcurrent(seed);
-        } catch (AssertionError | RuntimeException e) {
-            throw new AssertionError("EntryCacheTest concurrent seed " + seed + ": " + e.getMessage(), e);
-        }
+        Seeds.run("EntryCacheTest concurrent", EntryCacheTest::runConcurrent);
     }
 
     /**

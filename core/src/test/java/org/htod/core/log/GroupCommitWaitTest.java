@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.htod.core.HtodException;
 import org.htod.core.HtodIOException;
+import org.htod.core.Seeds;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.ForwardingDevice;
 import org.htod.core.device.MemoryDevice;
@@ -209,12 +210,7 @@ class GroupCommitWaitTest {
     @Test
     @Timeout(120)
     void interruptedWaitersLeaveAndTheRestStillCommit() throws Exception {
-        long seed = System.nanoTime();
-        try {
-            interrupted(seed);
-        } catch (AssertionError | RuntimeException e) {
-            throw new AssertionError("GroupCommitWaitTest seed " + seed + ": " + e.getMessage(), e);
-        }
+        Seeds.run("GroupCommitWaitTest", GroupCommitWaitTest::interrupted);
     }
 
     private static void interrupted(long seed) throws Exception {
