@@ -80,7 +80,7 @@ public class EntryLayoutTest extends AbstractInfinispanTest {
 
     /** The worked example of docs/INFINISPAN.md: an immortal entry whose value bytes are 0xCAFE. */
     public void immortalEntryBytesAreThoseOfTheDocs() {
-        MarshallableEntry<Object, Object> e = entries.create(buffers.newByteBuffer(new byte[] {1}),
+        MarshallableEntry<Object, Object> e = EntryLayoutTest.<Object, Object>cast(entries).create(buffers.newByteBuffer(new byte[] {1}),
                 buffers.newByteBuffer(new byte[] {(byte) 0xCA, (byte) 0xFE}), (org.infinispan.commons.io.ByteBuffer) null, (org.infinispan.commons.io.ByteBuffer) null, -1, -1);
         String hex = HexFormat.of().formatHex(EntryLayout.encode(e));
         assertEquals("01" + "ffffffffffffffff" + "ffffffffffffffff" + "ffffffffffffffff"
@@ -110,7 +110,7 @@ public class EntryLayoutTest extends AbstractInfinispanTest {
         for (int i = 0; i < value.length; i++) {
             value[i] = (byte) i;
         }
-        MarshallableEntry<Object, Object> e = entries.create(buffers.newByteBuffer(new byte[] {9}),
+        MarshallableEntry<Object, Object> e = EntryLayoutTest.<Object, Object>cast(entries).create(buffers.newByteBuffer(new byte[] {9}),
                 buffers.newByteBuffer(value, 0, value.length), (org.infinispan.commons.io.ByteBuffer) null, (org.infinispan.commons.io.ByteBuffer) null, -1, -1);
         MarshallableEntry<Object, Object> back = EntryLayout.decode(buffers.newByteBuffer(new byte[] {9}),
                 EntryLayout.encode(e), true, cast(entries), buffers);

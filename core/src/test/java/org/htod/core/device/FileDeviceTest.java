@@ -78,6 +78,7 @@ class FileDeviceTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the device is held open, not used: its lock is what is tried
     void anOpenInAnotherProcessIsRefused() throws Exception {
         try (FileDevice held = FileDevice.open(file)) {
             // A refused second open in this process must not drop the lock (closing any descriptor
@@ -95,6 +96,7 @@ class FileDeviceTest {
 
     /** Run in a child JVM by the test above: tries to open the file and says what happened. */
     public static final class OpenFromAnotherProcess {
+        @SuppressWarnings("try") // opened only to see whether it can be
         public static void main(String[] args) {
             try (FileDevice d = FileDevice.open(Path.of(args[0]))) {
                 System.out.println("opened");

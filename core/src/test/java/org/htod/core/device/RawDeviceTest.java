@@ -129,6 +129,7 @@ class RawDeviceTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the device is held open, not used: its lock is what is tried
     void aSecondOpenIsRefused() {
         try (RawDevice d = openOrSkip(file, 1 << 20)) {
             assertThrows(StoreLockedException.class, () -> RawDevice.open(file, 1 << 20));

@@ -120,10 +120,19 @@ final class NodeProcess implements AutoCloseable {
         reader.join(10_000);
     }
 
+    /**
+     * Kills the node if it still runs. Interrupted while waiting for it to end, it leaves the
+     * SIGKILL to finish on its own and keeps the interrupt: a close that threw {@code
+     * InterruptedException} would make every try-with-resources of a node handle one.
+     */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (process.isAlive()) {
-            kill();
+            try {
+                kill();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }
