@@ -29,7 +29,7 @@ final class Mob {
      * whose stripe another holds waits a whole commit and joins the group after. With 64 writers
      * one in five found its stripe held at 256 stripes; at 1,024, one in seventeen. Counted with a
      * 1 ms sync (64 writers, random keys): 46 to 50 records a group commit at 256, 54 to 57 at
-     * 1,024 and at 4,096 alike. Each lock is about 48 bytes.
+     * 1,024, 54 to 58 at 4,096. Each lock is about 48 bytes.
      */
     private static final int STRIPES = 1024;
     /** Shift that takes a 64-bit mix of the key's hash to a stripe index: log2(STRIPES) top bits. */

@@ -55,6 +55,8 @@ class MobTest {
         writer.setDaemon(true);
         writer.start();
         locked.await();
+        int busy = sameStripe(mob, keys, held);
+        assertEquals(true, busy > 0, "the held stripe has keys in the batch");
         int[] visits = new int[keys.size()];
         java.util.List<Integer> order = new java.util.ArrayList<>();
         mob.eachUnderLock(keys, i -> {
@@ -71,7 +73,7 @@ class MobTest {
             }
             visits[i]++;
             order.add(i);
-            if (order.size() == keys.size() - sameStripe(mob, keys, held)) {
+            if (order.size() == keys.size() - busy) {
                 release.countDown(); // every key of the free stripes is done: the writer lets go
             }
         });
@@ -79,8 +81,6 @@ class MobTest {
         for (int i = 0; i < visits.length; i++) {
             assertEquals(1, visits[i], "visits of key " + i);
         }
-        int busy = sameStripe(mob, keys, held);
-        assertEquals(true, busy > 0, "the held stripe has keys in the batch");
         for (int j = order.size() - busy; j < order.size(); j++) {
             Mob.Pending p = keys.get(order.get(j));
             assertSame(held, mob.lock(p.tableId, p.hash), "the busy stripe's keys come last");
