@@ -125,7 +125,7 @@ public final class LoggedOpen {
         TableStore tables = TableStore.openLogged(s, topts, installer, List.of(), states);
         Mob mob = new Mob(wopts.bufferBytes());
         WriteLayer layer = new WriteLayer(s, tables, log, installer, mob, wopts, clock, 0);
-        layer.checkpoint(false);
+        layer.installs.checkpoint(false);
         layer.start();
         Facts f = new Facts(path, direct.recovery() == null, Duration.ofNanos(System.nanoTime() - t0), 0, 0, 0, 0, 0, 0,
                 0, "a new log at position " + position);

@@ -2,7 +2,6 @@ package org.htod.mob;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -12,12 +11,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongSupplier;
-import org.htod.core.CorruptStoreException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.StoreFullException;
 import org.htod.core.alloc.Heap;
-import org.htod.core.container.Superblock;
 import org.htod.core.log.Log;
 import org.htod.core.storage.Storage;
 import org.htod.table.Change;
@@ -31,10 +28,12 @@ import org.htod.table.TableStore;
 /**
  * The write layer of a logged store (thesis 001, papers 000, 002, 003): every change is a record
  * in the log, made durable by group commit, and a state in the modified-object buffer, where
- * reads find it; a flusher thread installs the buffer into the tables, oldest first, a batch at a
- * time (each batch one install record, its new entries placed together by OBA, its installation
- * reads served by the entry cache where it can), runs the tables' doublings, and takes
- * checkpoints that let the log's space be reused.
+ * reads find it; a flusher thread ({@link Flusher}) installs the buffer into the tables, oldest
+ * first, a batch at a time (each batch one install record, its new entries placed together by
+ * OBA, its installation reads served by the entry cache where it can), runs the tables'
+ * doublings, and takes checkpoints that let the log's space be reused (that work is {@link
+ * Installs}'s). This class takes the writes, opens maps, heals the log after a failed write, and
+ * closes.
  *
  * <h2>Locks, outermost first</h2>
  *
@@ -70,24 +69,12 @@ public final class WriteLayer {
     private final ReentrantLock install = new ReentrantLock(true);
     private final Map<String, BufferedMap> maps = new ConcurrentHashMap<>();
     private final Map<Long, BufferedMap> byId = new ConcurrentHashMap<>();
-    private final Object signal = new Object();
-    private Thread flusher;
-    /** Blocks of checkpoints whose superblock update failed; guarded by the install lock. */
-    private final List<Long> heldBlocks = new ArrayList<>();
-    /** Why the flusher gave a close up (it kept failing): close() says so, and may be called again. */
-    private volatile HtodException closeFailure;
+    private final Flusher flusher;
     private final Stats stats = new Stats();
-    /** Handle of the block holding the checkpoint in force. */
-    private long checkpointBlock;
-    private long lastCheckpointEnd;
+    /** Installs, doubling steps and checkpoints, each under {@link #install}. */
+    final Installs installs;
     private volatile boolean closing;
     private volatile boolean closed;
-    private volatile boolean checkpointWanted;
-    private volatile long syncWanted;
-    private volatile HtodException flusherFailure;
-    /** Why the flusher stopped for good, or null while it runs. */
-    private volatile HtodException stopped;
-    private long lastAsyncSync;
 
     /** Counters the store's statistics read; written under the install lock, read without it. */
     static final class Stats {
@@ -150,21 +137,14 @@ public final class WriteLayer {
         this.mob = mob;
         this.options = options;
         this.clock = clock;
-        this.checkpointBlock = checkpointBlock;
-        this.lastCheckpointEnd = log.end();
-        this.lastAsyncSync = System.nanoTime();
+        this.installs = new Installs(storage, tables, log, installer, mob, install, appendGuard, byId,
+                options.installBatch(), stats, this::healIfNeeded, checkpointBlock);
         for (HashtableOnDisk t : tables.maps()) {
             BufferedMap m = new BufferedMap(this, t, mob, clock);
             maps.put(t.name(), m);
             byId.put(m.tableId, m);
         }
-        this.flusher = newFlusher();
-    }
-
-    private Thread newFlusher() {
-        Thread t = new Thread(this::flusherLoop, "htod-flusher " + heap.device().name());
-        t.setDaemon(true);
-        return t;
+        this.flusher = new Flusher(this, mob, log, installs, options, stats);
     }
 
     void start() {
@@ -280,7 +260,7 @@ public final class WriteLayer {
             }
             awaitLogRoom(expected);
         }
-        nudge();
+        flusher.nudge();
     }
 
     /**
@@ -421,7 +401,7 @@ public final class WriteLayer {
                         mob.put(op.tableId(), op.key(), loggedHashes.get(i),
                                 new Mob.Value(op.value(), op.expiry(), op.version()), a.lsn(), inTable.get(i));
                     }
-                    nudge();
+                    flusher.nudge();
                     return logged.size();
                 }
                 bytes = payload.remaining();
@@ -510,345 +490,15 @@ public final class WriteLayer {
         }
     }
 
-    // ------------------------------------------------------------------ the flusher
-
-    private void nudge() {
-        if (mob.bytes() > mob.capacity() / 2 || log.used() > log.regionSize() / 3) {
-            synchronized (signal) {
-                signal.notifyAll();
-            }
-        }
-    }
-
-    private boolean workDue() {
-        return closing || checkpointWanted || syncWanted > 0 || mob.bytes() > mob.capacity() / 2
-                || log.used() > log.regionSize() / 3;
-    }
-
-    private void flusherLoop() {
-        long idleSince = System.nanoTime();
-        while (true) {
-            try {
-                synchronized (signal) {
-                    long wait = Math.max(1, Math.min(options.syncIntervalMillis(), 50));
-                    if (!workDue()) {
-                        signal.wait(wait);
-                    }
-                }
-                if (options.durability() == Durability.ASYNC
-                        && System.nanoTime() - lastAsyncSync > options.syncIntervalMillis() * 1_000_000L) {
-                    lastAsyncSync = System.nanoTime();
-                    if (!log.failed()) {
-                        log.sync();
-                    }
-                }
-                boolean idle = System.nanoTime() - idleSince > 1_000_000_000L;
-                if (closing || checkpointWanted || idle || mob.bytes() > mob.capacity() / 2
-                        || log.used() > log.regionSize() / 3) {
-                    // A pass that installs "everything" installs what was buffered when it began:
-                    // chasing a steady writer instead would never end, and would install a few
-                    // keys per batch, each batch a sync and a log record, with nothing absorbed.
-                    // Only a close drains the buffer whole (no writer adds to it then).
-                    long passEnd = closing ? Long.MAX_VALUE : log.end();
-                    boolean all = closing || checkpointWanted || idle;
-                    boolean progress = true;
-                    while (progress) {
-                        // oldest first, a batch at a time, until below the low-water marks; a
-                        // doubling step between batches; a checkpoint whenever the log fills
-                        boolean wanted = (all && mob.minFirstLsn(Long.MAX_VALUE) < passEnd)
-                                || mob.bytes() > mob.capacity() / 4 || uninstalledLog() > log.regionSize() / 4;
-                        keepUpDoublings(); // the tables sized for the keys the install adds
-                        progress = wanted && installOnce();
-                        progress |= doublings();
-                        if (log.used() > log.regionSize() / 3) {
-                            checkpoint(false);
-                        }
-                    }
-                    if (closing && mob.isEmpty()) {
-                        checkpoint(true);
-                        return;
-                    }
-                    if (checkpointWanted || log.used() > log.regionSize() / 3 || (idle && log.end() != lastCheckpointEnd)) {
-                        checkpoint(false);
-                        checkpointWanted = false;
-                    }
-                    idleSince = System.nanoTime();
-                }
-                if (flusherFailure != null) {
-                    flusherFailure = null;
-                    log.unstall(); // room can be made again: writers that need it wait for it
-                    mob.stall(null);
-                }
-            } catch (InterruptedException e) {
-                return;
-            } catch (StoreClosedException e) {
-                stop(e); // the device is gone (closed under the store, as when a process dies): nothing to retry
-                return;
-            } catch (CorruptStoreException e) {
-                // Damage in the tables or the heap: installing again would meet it again. Reads go
-                // on (what they meet is reported to them); writes are refused from now on.
-                stop(e);
-                return;
-            } catch (HtodException e) {
-                flusherFailure = e;
-                stats.installFailures++;
-                // Writers that need room now get this error instead of waiting: a full disk makes
-                // writes fail with a typed error while reads go on, and they succeed again once
-                // an install does.
-                log.stall(e);
-                mob.stall(e);
-                if (closed) {
-                    stop(e);
-                    return;
-                }
-                if (closing && ++closingFailures >= 3) {
-                    closeFailure = e; // a close does not wait for a device that keeps failing; it may be tried again
-                    return;
-                }
-                sleepQuietly(20); // a device error: try again shortly; writes keep going to the log and buffer
-            } catch (RuntimeException | Error e) {
-                stop(new HtodException("the flusher of " + heap.device().name() + " stopped: " + e, e));
-                return;
-            } finally {
-                synchronized (signal) {
-                    signal.notifyAll();
-                }
-            }
-        }
-    }
-
-    private int closingFailures;
-
-    /**
-     * Bytes of the log from the oldest record whose change the tables do not hold yet to the end:
-     * what installs, and only installs, can release. The rest of the used log a checkpoint
-     * releases. The flusher's installs are driven by this, not by the used log: between one
-     * checkpoint and the next the used log stays above its low-water mark however much is
-     * installed, and a flusher driven by it chased a lone writer with an install (a heap sync
-     * and a log record) every few dozen puts, where one batch of thousands suffices.
-     */
-    private long uninstalledLog() {
-        long end = log.end();
-        return end - mob.minFirstLsn(end);
-    }
-
-    /** The flusher stops for good: writers are told why instead of waiting for room. */
-    private void stop(HtodException why) {
-        flusherFailure = why;
-        stopped = why;
-        log.refuse(why);
-        mob.close();
-    }
-
-    private static void sleepQuietly(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** Installs one batch of the oldest changes; returns whether there was anything to install. */
-    boolean installOnce() {
-        install.lock();
-        try {
-            healIfNeeded();
-            // An install record costs about 44 bytes a key: keep it within the flusher's budget.
-            int keys = (int) Math.max(1, Math.min(options.installBatch(), log.flusherRecordBudget() / 48));
-            List<Mob.Pending> batch = mob.oldest(keys, Long.MAX_VALUE);
-            if (batch.isEmpty()) {
-                return false;
-            }
-            // Installation in bucket order: reads and writes land in the order of the tables'
-            // arrays (opportunistic), and a chain's changes go together.
-            batch.sort(Comparator.<Mob.Pending>comparingLong(p -> p.tableId).thenComparingLong(p -> Long.reverse(p.hash)));
-            Mob.Value[] took = new Mob.Value[batch.size()];
-            mob.eachUnderLock(batch, i -> took[i] = mob.take(batch.get(i)));
-            Map<Long, List<HashtableOnDisk.Item>> items = new HashMap<>();
-            for (int i = 0; i < took.length; i++) {
-                Mob.Pending p = batch.get(i);
-                Mob.Value v = took[i];
-                items.computeIfAbsent(p.tableId, t -> new ArrayList<>())
-                        .add(new HashtableOnDisk.Item(p.key, v.value(), v.expiry(), v.version()));
-            }
-            try {
-                for (Map.Entry<Long, List<HashtableOnDisk.Item>> e : items.entrySet()) {
-                    BufferedMap m = byId.get(e.getKey());
-                    if (m == null) {
-                        throw new HtodException("the write buffer holds changes of table id 0x"
-                                + Long.toHexString(e.getKey()) + ", which no map of " + heap.device().name() + " has");
-                    }
-                    m.table.install(e.getValue());
-                }
-                tables.commit();
-            } catch (RuntimeException e) {
-                mob.eachUnderLock(batch, i -> mob.abandoned(batch.get(i)));
-                throw e;
-            }
-            mob.eachUnderLock(batch, i -> mob.installed(batch.get(i), took[i]));
-            mob.roomMade();
-            stats.installs++;
-            stats.installedKeys += batch.size();
-            return true;
-        } finally {
-            install.unlock();
-        }
-    }
-
-    /**
-     * One step (one install record) of each doubling that is due; returns whether any remain.
-     * The flusher interleaves them with its installs, so a doubling never stalls writers. A step
-     * is left for later, and counted as remaining, while the log lacks {@linkplain
-     * #roomForFlusherRecords room}: a step waiting for room would wait holding the install lock,
-     * which the installs and the checkpoint that make room need (a writer's {@code checkpoint()}
-     * hung so, its steps having eaten the reserve while the writers' records held the log).
-     */
-    private boolean doublings() {
-        boolean more = false;
-        for (HashtableOnDisk t : tables.all()) {
-            if (!roomForFlusherRecords()) {
-                return true;
-            }
-            install.lock();
-            try {
-                if (t.doublingDue(0)) {
-                    more |= t.doublingStep(0);
-                    stats.doublingSteps++;
-                }
-            } finally {
-                install.unlock();
-            }
-        }
-        return more;
-    }
-
-    /**
-     * The flusher's further doubling steps, before an install: as many as each table needs to be
-     * no longer {@linkplain HashtableOnDisk#doublingBehind behind} its entries and the keys the
-     * buffer will add to it, so that chains stay as short as the load factor says. With one step
-     * per install batch, as before, a steady load of new keys went into tables sized for what
-     * they held, and every put and install walked chains as long as the batch over the buckets.
-     * The install lock is taken per step, so that a reader's size gets in between; a checkpoint
-     * whenever the log fills, as between install batches.
-     *
-     * <p>Each step is a record in the log, which a checkpoint releases only up to the oldest
-     * record whose key is still buffered: the steps stop once the log has no room left for four
-     * more of the flusher's records, enough for an install and a checkpoint. Without that bound
-     * they ate the reserve that writers leave to the flusher (the last quarter), and left the
-     * flusher waiting for room only its installs could make.
-     */
-    private void keepUpDoublings() {
-        healIfNeeded(); // as an install does first: a log that failed a write takes no record until healed
-        for (HashtableOnDisk t : tables.all()) {
-            long coming = Math.max(0, mob.delta(t.tableId(), false, null));
-            while (t.doublingBehind(coming) && roomForFlusherRecords()) {
-                boolean more;
-                install.lock();
-                try {
-                    if (!t.doublingDue(coming)) {
-                        break;
-                    }
-                    more = t.doublingStep(coming);
-                    stats.doublingSteps++;
-                } finally {
-                    install.unlock();
-                }
-                checkpointIfLogFills();
-                if (!more) {
-                    break; // the last step, or another thread doubling this table now
-                }
-            }
-        }
-    }
-
-    /**
-     * Whether the log has room for four more of the flusher's records, enough for an install and
-     * a checkpoint: doubling steps are taken only then (see {@link #keepUpDoublings}).
-     */
-    private boolean roomForFlusherRecords() {
-        return log.used() + 4 * log.flusherRecordBudget() <= log.regionSize();
-    }
-
-    /**
-     * A checkpoint: the heap's state and every table's, in a new block; the table headers; a
-     * sync; then the superblock names the block and the log positions from which recovery reads
-     * and redoes, and the log's space before them is free again. With {@code clean}, the buffer
-     * is empty and the superblock says the store was closed cleanly.
-     */
-    void checkpoint(boolean clean) {
-        install.lock();
-        try {
-            healIfNeeded();
-            tables.commit();
-            long cpLsn;
-            long start;
-            appendGuard.writeLock().lock();
-            try {
-                cpLsn = log.end();
-                start = mob.minFirstLsn(cpLsn);
-            } finally {
-                appendGuard.writeLock().unlock();
-            }
-            // At ASYNC and NONE the records before cpLsn may not be durable yet. A superblock
-            // naming cpLsn beyond the log's durable end would, after a crash, have recovery go on
-            // from that end below cpLsn, and the next recovery skip the install records written
-            // there (it redoes those from cpLsn on): links on disk into blocks the heap thinks free.
-            log.syncTo(cpLsn);
-            long old = checkpointBlock;
-            // Free in the new checkpoint: the old one's block, and those of checkpoints whose
-            // superblock update failed (it may have landed all the same, so they were kept).
-            long[] given = new long[heldBlocks.size() + (old != 0 ? 1 : 0)];
-            for (int i = 0; i < heldBlocks.size(); i++) {
-                given[i] = heldBlocks.get(i);
-            }
-            if (old != 0) {
-                given[given.length - 1] = old;
-            }
-            long estimate = 64L + heap.snapshot(given).remaining() + 64L * (tables.all().size() + 1) + 256;
-            long block = heap.allocate(ByteBuffer.allocate((int) estimate));
-            installer.forget(block);
-            boolean superblockTried = false;
-            try {
-                ByteBuffer rec = CheckpointBlock.encode(cpLsn, heap.snapshot(given), tables.states());
-                if (rec.remaining() > estimate) {
-                    throw new IllegalStateException("a checkpoint of " + rec.remaining() + " bytes outgrew its block of "
-                            + estimate);
-                }
-                heap.rewrite(block, rec);
-                tables.writeHeaders();
-                heap.sync();
-                long payloadAt = heap.address(block) + 48;
-                long len = rec.remaining();
-                long epoch = log.epoch();
-                long s = start;
-                superblockTried = true;
-                storage.update(sb -> sb.withClean(clean).withSnapshot(payloadAt, len)
-                        .withLog(new Superblock.LogState(epoch, s, cpLsn, true)));
-            } catch (RuntimeException e) {
-                if (superblockTried) {
-                    heldBlocks.add(block); // a superblock naming it may be on disk: kept until a later checkpoint lands
-                } else {
-                    heap.release(block);
-                }
-                throw e;
-            }
-            for (long h : given) {
-                heap.release(h);
-            }
-            heldBlocks.clear();
-            checkpointBlock = block;
-            lastCheckpointEnd = log.end();
-            log.release(Math.min(start, log.durable()));
-            stats.checkpoints++;
-        } finally {
-            install.unlock();
-        }
-    }
-
     // ------------------------------------------------------------------ lifecycle
 
     public String deviceName() {
         return heap.device().name();
+    }
+
+    /** Whether a close has begun (and not given up): the flusher drains the buffer whole. */
+    boolean closing() {
+        return closing;
     }
 
     void ensureOpen() {
@@ -860,7 +510,7 @@ public final class WriteLayer {
     /** For writes: open, and the flusher not stopped on damage (a write could never be installed). */
     private void ensureWritable() {
         ensureOpen();
-        HtodException f = stopped;
+        HtodException f = flusher.stopped();
         if (f != null) {
             throw new HtodException("the store on " + heap.device().name() + " takes no more changes: its flusher stopped ("
                     + f.getMessage() + "); reads go on, and reopening recovers what the log holds", f);
@@ -869,7 +519,7 @@ public final class WriteLayer {
 
     /** The flusher's last error, while it retries; null when it works. */
     public HtodException flusherFailure() {
-        return flusherFailure;
+        return flusher.failure();
     }
 
     /**
@@ -886,12 +536,11 @@ public final class WriteLayer {
         ensureOpen();
         install.lock();
         try {
-            long cp = checkpointBlock;
             tables.commit();
             // The headers say the tables' states as of the last checkpoint; the verifier compares
             // them with memory, so they are written now (log mode's recovery reads only their ids).
             tables.writeHeaders();
-            return tables.verify(true, h -> h == cp || heldBlocks.contains(h), progress);
+            return tables.verify(true, installs::isCheckpointBlock, progress);
         } finally {
             install.unlock();
         }
@@ -952,26 +601,7 @@ public final class WriteLayer {
     /** Installs every buffered change and takes a checkpoint, so that a reopen after a crash reads little. */
     public void checkpointNow() {
         ensureOpen();
-        // Everything buffered, a batch at a time, then every doubling that is due, a step at a
-        // time; a checkpoint whenever the log fills, as the flusher does, since only a checkpoint
-        // gives the log's space back to the records of these very steps. Writers go on meanwhile,
-        // and their buffered records hold the log's space until installed: steps left for want of
-        // room wait for the next round's installs and checkpoint.
-        boolean more = true;
-        while (more) {
-            while (installOnce()) {
-                checkpointIfLogFills();
-            }
-            more = doublings();
-            checkpointIfLogFills();
-        }
-        checkpoint(false);
-    }
-
-    private void checkpointIfLogFills() {
-        if (log.used() > log.regionSize() / 3) {
-            checkpoint(false);
-        }
+        installs.everything();
     }
 
     /** Reads the write layer's figures for the store's statistics. */
@@ -995,26 +625,21 @@ public final class WriteLayer {
         }
         appendGuard.writeLock().lock(); // wait for writers in the middle of a change
         appendGuard.writeLock().unlock();
-        synchronized (signal) {
-            signal.notifyAll();
-        }
+        flusher.wake();
         try {
             flusher.join();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        HtodException failed = closeFailure;
-        if (failed != null && stopped == null) {
+        HtodException failed = flusher.closeFailure();
+        if (failed != null && flusher.stopped() == null) {
             // The device keeps failing (the disk full): the store stays open, readable and
             // writable as before, with a new flusher, so that close can be called again once the
             // device recovers; nothing was lost, the log holds every change.
-            closeFailure = null;
-            closingFailures = 0;
-            flusher = newFlusher();
             synchronized (this) {
                 closing = false;
             }
-            flusher.start();
+            flusher.restart();
             String msg = "the store on " + heap.device().name() + " could not close: its last install or checkpoint failed ("
                     + failed.getMessage() + "); it stays open, and close() may be called again";
             throw failed instanceof StoreFullException ? new StoreFullException(msg, failed) : new HtodException(msg, failed);
@@ -1022,7 +647,7 @@ public final class WriteLayer {
         closed = true;
         mob.close();
         log.close();
-        HtodException f = flusherFailure;
+        HtodException f = flusher.failure();
         storage.closeDevice();
         if (f != null && !mob.isEmpty()) {
             String msg = "the store on " + heap.device().name() + " closed without installing every change ("

@@ -47,7 +47,7 @@ class CheckpointPositionTest {
         }
         WriteLayer layer = LogStores.layer(s);
         long end = layer.log.end();
-        layer.checkpoint(false);
+        layer.installs.checkpoint(false);
         assertTrue(layer.log.durable() >= end, "the checkpoint names position " + end + "; the log is durable up to "
                 + layer.log.durable());
         dev.crash(1);
@@ -62,7 +62,7 @@ class CheckpointPositionTest {
         }
         s2.sync();
         WriteLayer layer2 = LogStores.layer(s2);
-        while (layer2.installOnce()) {
+        while (layer2.installs.installOnce()) {
             // the install records, durable; no checkpoint after them
         }
         dev2.crash(2);

@@ -195,7 +195,7 @@ final class PowerCutTracer extends ForwardingDevice {
             if (c.endsWith("Doubler$Logged") || m.equals("doublingStep") || m.equals("doublings")) {
                 return "doubling";
             }
-            if (c.equals(WriteLayer.class.getName())) {
+            if (c.equals(WriteLayer.class.getName()) || c.equals(Installs.class.getName())) {
                 switch (m) {
                     case "checkpoint":
                         return "checkpoint";

@@ -1,0 +1,224 @@
+package org.htod.mob;
+
+import org.htod.core.CorruptStoreException;
+import org.htod.core.HtodException;
+import org.htod.core.StoreClosedException;
+import org.htod.core.log.Log;
+
+/**
+ * The flusher thread of a write layer, and when it works: it installs the write buffer into the
+ * tables when the buffer or the log fills, or after a second idle, and drains the buffer whole on
+ * close; it keeps the doublings going and takes the checkpoints that let the log's space be
+ * reused (the work itself is {@link Installs}'s); at durability ASYNC it syncs the log every
+ * interval. When the device fails it retries, and writers that need room get the error instead
+ * of waiting; when it meets damage or a closed device it stops for good.
+ *
+ * <p>Locks: none of its own but {@link #signal}'s monitor, on which it sleeps between rounds and
+ * writers wake it. The failure fields are written by the flusher thread and read by any.
+ */
+final class Flusher {
+    private final WriteLayer layer;
+    private final Mob mob;
+    private final Log log;
+    private final Installs installs;
+    private final WriteLayer.Options options;
+    private final WriteLayer.Stats stats;
+    private final Object signal = new Object();
+    private Thread thread;
+    /** The last error of a round, while the flusher retries; null when it works. */
+    private volatile HtodException failure;
+    /** Why the flusher stopped for good, or null while it runs. */
+    private volatile HtodException stopped;
+    /** Why the flusher gave a close up (it kept failing): close() says so, and may be called again. */
+    private volatile HtodException closeFailure;
+    private int closingFailures;
+    private long lastAsyncSync = System.nanoTime();
+
+    Flusher(WriteLayer layer, Mob mob, Log log, Installs installs, WriteLayer.Options options, WriteLayer.Stats stats) {
+        this.layer = layer;
+        this.mob = mob;
+        this.log = log;
+        this.installs = installs;
+        this.options = options;
+        this.stats = stats;
+        this.thread = newThread();
+    }
+
+    private Thread newThread() {
+        Thread t = new Thread(this::loop, "htod-flusher " + layer.deviceName());
+        t.setDaemon(true);
+        return t;
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** After a close the flusher gave up: a new thread, so that the store works on and close may be tried again. */
+    void restart() {
+        closeFailure = null;
+        closingFailures = 0;
+        thread = newThread();
+        thread.start();
+    }
+
+    /** Wakes the flusher now (a close). */
+    void wake() {
+        synchronized (signal) {
+            signal.notifyAll();
+        }
+    }
+
+    /** Waits for the thread to end (after a close woke it). */
+    void join() throws InterruptedException {
+        thread.join();
+    }
+
+    /** After a change: wakes the flusher if the buffer or the log is past its high-water mark. */
+    void nudge() {
+        if (mob.bytes() > mob.capacity() / 2 || log.used() > log.regionSize() / 3) {
+            wake();
+        }
+    }
+
+    /** The last error of a round, while the flusher retries; null when it works. */
+    HtodException failure() {
+        return failure;
+    }
+
+    /** Why the flusher stopped for good, or null while it runs. */
+    HtodException stopped() {
+        return stopped;
+    }
+
+    /** Why the flusher gave the last close up, or null. */
+    HtodException closeFailure() {
+        return closeFailure;
+    }
+
+    private boolean workDue() {
+        return layer.closing() || mob.bytes() > mob.capacity() / 2 || log.used() > log.regionSize() / 3;
+    }
+
+    private void loop() {
+        long idleSince = System.nanoTime();
+        while (true) {
+            try {
+                synchronized (signal) {
+                    long wait = Math.max(1, Math.min(options.syncIntervalMillis(), 50));
+                    if (!workDue()) {
+                        signal.wait(wait);
+                    }
+                }
+                if (options.durability() == WriteLayer.Durability.ASYNC
+                        && System.nanoTime() - lastAsyncSync > options.syncIntervalMillis() * 1_000_000L) {
+                    lastAsyncSync = System.nanoTime();
+                    if (!log.failed()) {
+                        log.sync();
+                    }
+                }
+                boolean idle = System.nanoTime() - idleSince > 1_000_000_000L;
+                if (layer.closing() || idle || mob.bytes() > mob.capacity() / 2
+                        || log.used() > log.regionSize() / 3) {
+                    // A pass that installs "everything" installs what was buffered when it began:
+                    // chasing a steady writer instead would never end, and would install a few
+                    // keys per batch, each batch a sync and a log record, with nothing absorbed.
+                    // Only a close drains the buffer whole (no writer adds to it then).
+                    long passEnd = layer.closing() ? Long.MAX_VALUE : log.end();
+                    boolean all = layer.closing() || idle;
+                    boolean progress = true;
+                    while (progress) {
+                        // oldest first, a batch at a time, until below the low-water marks; a
+                        // doubling step between batches; a checkpoint whenever the log fills
+                        boolean wanted = (all && mob.minFirstLsn(Long.MAX_VALUE) < passEnd)
+                                || mob.bytes() > mob.capacity() / 4 || uninstalledLog() > log.regionSize() / 4;
+                        installs.keepUpDoublings(); // the tables sized for the keys the install adds
+                        progress = wanted && installs.installOnce();
+                        progress |= installs.doublings();
+                        if (log.used() > log.regionSize() / 3) {
+                            installs.checkpoint(false);
+                        }
+                    }
+                    if (layer.closing() && mob.isEmpty()) {
+                        installs.checkpoint(true);
+                        return;
+                    }
+                    if (log.used() > log.regionSize() / 3 || (idle && installs.logMovedSinceCheckpoint())) {
+                        installs.checkpoint(false);
+                    }
+                    idleSince = System.nanoTime();
+                }
+                if (failure != null) {
+                    failure = null;
+                    log.unstall(); // room can be made again: writers that need it wait for it
+                    mob.stall(null);
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (StoreClosedException e) {
+                stop(e); // the device is gone (closed under the store, as when a process dies): nothing to retry
+                return;
+            } catch (CorruptStoreException e) {
+                // Damage in the tables or the heap: installing again would meet it again. Reads go
+                // on (what they meet is reported to them); writes are refused from now on.
+                stop(e);
+                return;
+            } catch (HtodException e) {
+                failure = e;
+                stats.installFailures++;
+                // Writers that need room now get this error instead of waiting: a full disk makes
+                // writes fail with a typed error while reads go on, and they succeed again once
+                // an install does.
+                log.stall(e);
+                mob.stall(e);
+                if (layer.isClosed()) {
+                    stop(e);
+                    return;
+                }
+                if (layer.closing() && ++closingFailures >= 3) {
+                    closeFailure = e; // a close does not wait for a device that keeps failing; it may be tried again
+                    return;
+                }
+                sleepQuietly(20); // a device error: try again shortly; writes keep going to the log and buffer
+            } catch (RuntimeException | Error e) {
+                stop(new HtodException("the flusher of " + layer.deviceName() + " stopped: " + e, e));
+                return;
+            } finally {
+                synchronized (signal) {
+                    signal.notifyAll();
+                }
+            }
+        }
+    }
+
+
+
+    /**
+     * Bytes of the log from the oldest record whose change the tables do not hold yet to the end:
+     * what installs, and only installs, can release. The rest of the used log a checkpoint
+     * releases. The flusher's installs are driven by this, not by the used log: between one
+     * checkpoint and the next the used log stays above its low-water mark however much is
+     * installed, and a flusher driven by it chased a lone writer with an install (a heap sync
+     * and a log record) every few dozen puts, where one batch of thousands suffices.
+     */
+    private long uninstalledLog() {
+        long end = log.end();
+        return end - mob.minFirstLsn(end);
+    }
+
+    /** The flusher stops for good: writers are told why instead of waiting for room. */
+    private void stop(HtodException why) {
+        failure = why;
+        stopped = why;
+        log.refuse(why);
+        mob.close();
+    }
+
+    private static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

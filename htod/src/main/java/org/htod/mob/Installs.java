@@ -1,0 +1,307 @@
+package org.htod.mob;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.htod.core.HtodException;
+import org.htod.core.alloc.Heap;
+import org.htod.core.container.Superblock;
+import org.htod.core.log.Log;
+import org.htod.core.storage.Storage;
+import org.htod.table.HashtableOnDisk;
+import org.htod.table.Installer;
+import org.htod.table.TableStore;
+
+/**
+ * What the write layer does to the tables and the heap, apart from reads: install batches of the
+ * buffer's oldest changes, doubling steps, and checkpoints. The flusher thread calls these, and
+ * so do a store's {@code checkpoint()} and a test; each runs under the write layer's install
+ * lock, which it takes itself, so that one runs at a time.
+ *
+ * <p>Locks: the install lock ({@code WriteLayer}'s), held for each install, each doubling step
+ * and each checkpoint; under it, the buffer's stripe locks for the keys an install takes and
+ * releases ({@link Mob#eachUnderLock}), and for an instant in a checkpoint the write side of the
+ * append guard. The fields below are guarded by the install lock.
+ */
+final class Installs {
+    private final Storage storage;
+    private final Heap heap;
+    private final TableStore tables;
+    private final Log log;
+    private final Installer installer;
+    private final Mob mob;
+    private final ReentrantLock install;
+    private final ReentrantReadWriteLock appendGuard;
+    /** The maps by table id, as the write layer keeps them (maps created later appear there). */
+    private final Map<Long, BufferedMap> byId;
+    private final int installBatch;
+    private final WriteLayer.Stats stats;
+    /** The write layer's heal after a failed log write: a log that failed takes no record until healed. */
+    private final Runnable heal;
+    /** Blocks of checkpoints whose superblock update failed. */
+    private final List<Long> heldBlocks = new ArrayList<>();
+    /** Handle of the block holding the checkpoint in force (0: none yet). */
+    private long checkpointBlock;
+    /** The log's end when the last checkpoint was taken: an idle flusher takes one only if it moved. */
+    private volatile long lastCheckpointEnd;
+
+    Installs(Storage storage, TableStore tables, Log log, Installer installer, Mob mob, ReentrantLock install,
+            ReentrantReadWriteLock appendGuard, Map<Long, BufferedMap> byId, int installBatch, WriteLayer.Stats stats,
+            Runnable heal, long checkpointBlock) {
+        this.storage = storage;
+        this.heap = storage.heap();
+        this.tables = tables;
+        this.log = log;
+        this.installer = installer;
+        this.mob = mob;
+        this.install = install;
+        this.appendGuard = appendGuard;
+        this.byId = byId;
+        this.installBatch = installBatch;
+        this.stats = stats;
+        this.heal = heal;
+        this.checkpointBlock = checkpointBlock;
+        this.lastCheckpointEnd = log.end();
+    }
+
+    /** Installs one batch of the oldest changes; returns whether there was anything to install. */
+    boolean installOnce() {
+        install.lock();
+        try {
+            heal.run();
+            // An install record costs about 44 bytes a key: keep it within the flusher's budget.
+            int keys = (int) Math.max(1, Math.min(installBatch, log.flusherRecordBudget() / 48));
+            List<Mob.Pending> batch = mob.oldest(keys, Long.MAX_VALUE);
+            if (batch.isEmpty()) {
+                return false;
+            }
+            // Installation in bucket order: reads and writes land in the order of the tables'
+            // arrays (opportunistic), and a chain's changes go together.
+            batch.sort(Comparator.<Mob.Pending>comparingLong(p -> p.tableId).thenComparingLong(p -> Long.reverse(p.hash)));
+            Mob.Value[] took = new Mob.Value[batch.size()];
+            mob.eachUnderLock(batch, i -> took[i] = mob.take(batch.get(i)));
+            Map<Long, List<HashtableOnDisk.Item>> items = new HashMap<>();
+            for (int i = 0; i < took.length; i++) {
+                Mob.Pending p = batch.get(i);
+                Mob.Value v = took[i];
+                items.computeIfAbsent(p.tableId, t -> new ArrayList<>())
+                        .add(new HashtableOnDisk.Item(p.key, v.value(), v.expiry(), v.version()));
+            }
+            try {
+                for (Map.Entry<Long, List<HashtableOnDisk.Item>> e : items.entrySet()) {
+                    BufferedMap m = byId.get(e.getKey());
+                    if (m == null) {
+                        throw new HtodException("the write buffer holds changes of table id 0x"
+                                + Long.toHexString(e.getKey()) + ", which no map of " + heap.device().name() + " has");
+                    }
+                    m.table.install(e.getValue());
+                }
+                tables.commit();
+            } catch (RuntimeException e) {
+                mob.eachUnderLock(batch, i -> mob.abandoned(batch.get(i)));
+                throw e;
+            }
+            mob.eachUnderLock(batch, i -> mob.installed(batch.get(i), took[i]));
+            mob.roomMade();
+            stats.installs++;
+            stats.installedKeys += batch.size();
+            return true;
+        } finally {
+            install.unlock();
+        }
+    }
+
+    /**
+     * One step (one install record) of each doubling that is due; returns whether any remain.
+     * The flusher interleaves them with its installs, so a doubling never stalls writers. A step
+     * is left for later, and counted as remaining, while the log lacks {@linkplain
+     * #roomForFlusherRecords room}: a step waiting for room would wait holding the install lock,
+     * which the installs and the checkpoint that make room need (a writer's {@code checkpoint()}
+     * hung so, its steps having eaten the reserve while the writers' records held the log).
+     */
+    boolean doublings() {
+        boolean more = false;
+        for (HashtableOnDisk t : tables.all()) {
+            if (!roomForFlusherRecords()) {
+                return true;
+            }
+            install.lock();
+            try {
+                if (t.doublingDue(0)) {
+                    more |= t.doublingStep(0);
+                    stats.doublingSteps++;
+                }
+            } finally {
+                install.unlock();
+            }
+        }
+        return more;
+    }
+
+    /**
+     * The flusher's further doubling steps, before an install: as many as each table needs to be
+     * no longer {@linkplain HashtableOnDisk#doublingBehind behind} its entries and the keys the
+     * buffer will add to it, so that chains stay as short as the load factor says. With one step
+     * per install batch, as before, a steady load of new keys went into tables sized for what
+     * they held, and every put and install walked chains as long as the batch over the buckets.
+     * The install lock is taken per step, so that a reader's size gets in between; a checkpoint
+     * whenever the log fills, as between install batches.
+     *
+     * <p>Each step is a record in the log, which a checkpoint releases only up to the oldest
+     * record whose key is still buffered: the steps stop once the log has no room left for four
+     * more of the flusher's records, enough for an install and a checkpoint. Without that bound
+     * they ate the reserve that writers leave to the flusher (the last quarter), and left the
+     * flusher waiting for room only its installs could make.
+     */
+    void keepUpDoublings() {
+        heal.run(); // as an install does first: a log that failed a write takes no record until healed
+        for (HashtableOnDisk t : tables.all()) {
+            long coming = Math.max(0, mob.delta(t.tableId(), false, null));
+            while (t.doublingBehind(coming) && roomForFlusherRecords()) {
+                boolean more;
+                install.lock();
+                try {
+                    if (!t.doublingDue(coming)) {
+                        break;
+                    }
+                    more = t.doublingStep(coming);
+                    stats.doublingSteps++;
+                } finally {
+                    install.unlock();
+                }
+                checkpointIfLogFills();
+                if (!more) {
+                    break; // the last step, or another thread doubling this table now
+                }
+            }
+        }
+    }
+
+    /**
+     * Whether the log has room for four more of the flusher's records, enough for an install and
+     * a checkpoint: doubling steps are taken only then (see {@link #keepUpDoublings}).
+     */
+    private boolean roomForFlusherRecords() {
+        return log.used() + 4 * log.flusherRecordBudget() <= log.regionSize();
+    }
+
+    /**
+     * A checkpoint: the heap's state and every table's, in a new block; the table headers; a
+     * sync; then the superblock names the block and the log positions from which recovery reads
+     * and redoes, and the log's space before them is free again. With {@code clean}, the buffer
+     * is empty and the superblock says the store was closed cleanly.
+     */
+    void checkpoint(boolean clean) {
+        install.lock();
+        try {
+            heal.run();
+            tables.commit();
+            long cpLsn;
+            long start;
+            appendGuard.writeLock().lock();
+            try {
+                cpLsn = log.end();
+                start = mob.minFirstLsn(cpLsn);
+            } finally {
+                appendGuard.writeLock().unlock();
+            }
+            // At ASYNC and NONE the records before cpLsn may not be durable yet. A superblock
+            // naming cpLsn beyond the log's durable end would, after a crash, have recovery go on
+            // from that end below cpLsn, and the next recovery skip the install records written
+            // there (it redoes those from cpLsn on): links on disk into blocks the heap thinks free.
+            log.syncTo(cpLsn);
+            long old = checkpointBlock;
+            // Free in the new checkpoint: the old one's block, and those of checkpoints whose
+            // superblock update failed (it may have landed all the same, so they were kept).
+            long[] given = new long[heldBlocks.size() + (old != 0 ? 1 : 0)];
+            for (int i = 0; i < heldBlocks.size(); i++) {
+                given[i] = heldBlocks.get(i);
+            }
+            if (old != 0) {
+                given[given.length - 1] = old;
+            }
+            long estimate = 64L + heap.snapshot(given).remaining() + 64L * (tables.all().size() + 1) + 256;
+            long block = heap.allocate(ByteBuffer.allocate((int) estimate));
+            installer.forget(block);
+            boolean superblockTried = false;
+            try {
+                ByteBuffer rec = CheckpointBlock.encode(cpLsn, heap.snapshot(given), tables.states());
+                if (rec.remaining() > estimate) {
+                    throw new IllegalStateException("a checkpoint of " + rec.remaining() + " bytes outgrew its block of "
+                            + estimate);
+                }
+                heap.rewrite(block, rec);
+                tables.writeHeaders();
+                heap.sync();
+                long payloadAt = heap.address(block) + 48;
+                long len = rec.remaining();
+                long epoch = log.epoch();
+                long s = start;
+                superblockTried = true;
+                storage.update(sb -> sb.withClean(clean).withSnapshot(payloadAt, len)
+                        .withLog(new Superblock.LogState(epoch, s, cpLsn, true)));
+            } catch (RuntimeException e) {
+                if (superblockTried) {
+                    heldBlocks.add(block); // a superblock naming it may be on disk: kept until a later checkpoint lands
+                } else {
+                    heap.release(block);
+                }
+                throw e;
+            }
+            for (long h : given) {
+                heap.release(h);
+            }
+            heldBlocks.clear();
+            checkpointBlock = block;
+            lastCheckpointEnd = log.end();
+            log.release(Math.min(start, log.durable()));
+            stats.checkpoints++;
+        } finally {
+            install.unlock();
+        }
+    }
+
+    /** Installs every buffered change and takes a checkpoint, so that a reopen after a crash reads little. */
+    void everything() {
+        // Everything buffered, a batch at a time, then every doubling that is due, a step at a
+        // time; a checkpoint whenever the log fills, as the flusher does, since only a checkpoint
+        // gives the log's space back to the records of these very steps. Writers go on meanwhile,
+        // and their buffered records hold the log's space until installed: steps left for want of
+        // room wait for the next round's installs and checkpoint.
+        boolean more = true;
+        while (more) {
+            while (installOnce()) {
+                checkpointIfLogFills();
+            }
+            more = doublings();
+            checkpointIfLogFills();
+        }
+        checkpoint(false);
+    }
+
+
+    void checkpointIfLogFills() {
+        if (log.used() > log.regionSize() / 3) {
+            checkpoint(false);
+        }
+    }
+
+    /** Whether the log has moved since the last checkpoint. */
+    boolean logMovedSinceCheckpoint() {
+        return log.end() != lastCheckpointEnd;
+    }
+
+    /**
+     * Whether {@code handle} is the block of the checkpoint in force, or of one whose superblock
+     * update failed: blocks no table reaches, which the verifier must not call leaked. The caller
+     * holds the install lock.
+     */
+    boolean isCheckpointBlock(long handle) {
+        return handle == checkpointBlock || heldBlocks.contains(handle);
+    }
+}
