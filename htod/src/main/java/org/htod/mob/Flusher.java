@@ -191,8 +191,6 @@ final class Flusher {
         }
     }
 
-
-
     /**
      * Bytes of the log from the oldest record whose change the tables do not hold yet to the end:
      * what installs, and only installs, can release. The rest of the used log a checkpoint

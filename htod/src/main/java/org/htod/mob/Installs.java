@@ -284,8 +284,8 @@ final class Installs {
         checkpoint(false);
     }
 
-
-    void checkpointIfLogFills() {
+    /** A checkpoint if the log is over a third used: only a checkpoint gives its space back. */
+    private void checkpointIfLogFills() {
         if (log.used() > log.regionSize() / 3) {
             checkpoint(false);
         }
