@@ -49,24 +49,15 @@ import org.htod.core.device.BlockDevice;
  *
  * <p>Thread-safe. Locks: the monitor of this object guards the in-memory state and the list of
  * parked waiters; device I/O runs outside it, by one leader at a time, which alone touches
- * {@link #tail}, and so do the unparks of the writers a commit covered.
+ * the region's frames ({@link FrameWriter}), and so do the unparks of the writers a commit
+ * covered.
  */
 public final class Log {
     private final BlockDevice dev;
-    private final long regionOffset;
-    /** Device bytes of the region. */
-    private final long regionBytes;
     /** Stream bytes of one lap of the region. */
     private final long regionSize;
-    /**
-     * The stream bytes of the frame holding {@link #written}, from its start {@link #tailFrame}:
-     * a write that begins in that frame writes them again before its own. The leader's alone.
-     */
-    private final byte[] tail = new byte[Frames.PAYLOAD];
-    private long tailFrame;
-    /** The stream bytes and the frames of the group being written ({@link #writeFrames}): the leader's alone. */
-    private ByteBuffer streamScratch = ByteBuffer.allocate(0);
-    private ByteBuffer frameScratch = ByteBuffer.allocate(0);
+    /** The region's frames on the device: the leader's alone (see {@link FrameWriter}). */
+    private final FrameWriter frames;
     /** Bytes appends of ordinary records leave free for {@link #appendReserved}: the flusher's room to make room. */
     private final long reserve;
 
@@ -132,8 +123,6 @@ public final class Log {
                     + " and end aligned to " + Records.ALIGN + ", found " + start + " and " + end);
         }
         this.dev = dev;
-        this.regionOffset = regionOffset;
-        this.regionBytes = regionBytes;
         this.regionSize = lap;
         this.reserve = regionSize / 4;
         this.start = start;
@@ -142,28 +131,8 @@ public final class Log {
         this.durable = end;
         this.pendingFrom = end;
         this.epoch = epoch;
-        this.tailFrame = Frames.frameStart(end);
-        loadTail(end);
-    }
-
-    /**
-     * The bytes of the frame holding {@code end} before it, as the device has them; none if the
-     * frame is not this stream's (a new log starting there: nothing before {@code end} is read).
-     */
-    private void loadTail(long end) {
-        if (end == tailFrame) {
-            return;
-        }
-        long off = Frames.frameOffset(regionOffset, regionSize, end);
-        if (off + Frames.FRAME > dev.size()) {
-            return;
-        }
-        ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
-        dev.read(off, f);
-        Frames.Frame fr = Frames.classify(f, 0, tailFrame);
-        if (fr.kind() == Frames.Kind.WRITTEN && fr.fill() >= end - tailFrame) {
-            f.get(Frames.HEADER, tail, 0, (int) (end - tailFrame));
-        }
+        this.frames = new FrameWriter(dev, regionOffset, regionBytes, end, this::startNow);
+        frames.loadTail(end);
     }
 
     /**
@@ -173,37 +142,8 @@ public final class Log {
      * needs no more than {@link #prepare}.
      */
     public static void format(BlockDevice dev, long regionOffset, long regionBytes) {
-        int chunk = (int) Math.min(regionBytes, FORMAT_AHEAD / Frames.PAYLOAD * Frames.FRAME);
-        ByteBuffer blank = blankFrames(chunk / Frames.FRAME);
-        for (long off = 0; off < regionBytes; off += chunk) {
-            ByteBuffer b = blank.duplicate();
-            b.limit((int) Math.min(chunk, regionBytes - off));
-            dev.write(regionOffset + off, b);
-        }
-        dev.sync();
+        FrameWriter.format(dev, regionOffset, regionBytes);
     }
-
-    private static ByteBuffer blankFrames(int n) {
-        ByteBuffer b = ByteBuffer.allocate(n * Frames.FRAME);
-        ByteBuffer none = ByteBuffer.allocate(0);
-        for (int i = 0; i < n; i++) {
-            Frames.encode(b, i * Frames.FRAME, Frames.BLANK, 0, none, 0, 0);
-        }
-        return b;
-    }
-
-    /**
-     * Stream bytes of blank frames kept written ahead of the log's end while it has not yet gone
-     * round the region once: there the region is still zero (a new file's), and a zero frame
-     * followed by anything else is damage (see {@link LogReader}). Far enough ahead that the
-     * largest group of appends rarely needs a second formatting write.
-     */
-    static final long FORMAT_AHEAD = 2048L * Frames.PAYLOAD;
-
-    /** Stream position up to which the frames after the tail frame are blank or written; guarded by leadership. */
-    private long formattedTo;
-    /** Whether the whole region has been written once (formatted or used): nothing is formatted ahead any more. */
-    private boolean allFormatted;
 
     /**
      * Before the first append of an opening: the frame holding the end written again as this
@@ -214,73 +154,14 @@ public final class Log {
      */
     public void prepare() {
         long e;
-        long s;
         long from;
         synchronized (this) {
             e = epoch;
-            s = start;
             from = end;
         }
-        long fs = Frames.frameStart(from);
-        ByteBuffer frame = ByteBuffer.allocate(Frames.FRAME);
-        Frames.encode(frame, 0, fs, e, ByteBuffer.wrap(tail), 0, (int) (from - fs));
-        writeOut(fs, frame, false);
-        // The region's last frame written (formatted or used) means the whole region was: what a
-        // first lap writes is one stretch from the region's start. (Not the frame before the start
-        // a lap on, as this once read: once a checkpoint has moved the start within the first
-        // lap, that frame holds released records while the region's end is still zero.)
-        allFormatted = !zeroFrame(Frames.frameStart(regionSize - 1));
-        formattedTo = fs + Frames.PAYLOAD;
-        if (!formatAhead(from)) {
-            dev.sync(); // formatting ahead syncs, covering the frame above; else this does
-        }
+        frames.prepare(from, e);
     }
 
-    /**
-     * The leader, before writing frames up to {@code to}: blank frames up to {@link
-     * #FORMAT_AHEAD} beyond {@code to} where the region is still zero, never past {@code start}
-     * a lap on (live records lie there), and synced. Returns whether it wrote (and synced).
-     */
-    private boolean formatAhead(long to) {
-        if (allFormatted || formattedTo >= to + FORMAT_AHEAD / 2) {
-            return false; // the common case: no lock taken, nothing read
-        }
-        long start = startNow();
-        // Never past the region's end in this lap: the frames after it, at the region's start,
-        // hold records, and judging by them would leave the zeros before the end unformatted.
-        long lapEnd = to - to % regionSize + regionSize;
-        long end = Math.min(lapEnd, start + regionSize);
-        long limit = Frames.frameStart(Math.min(to + FORMAT_AHEAD, end));
-        if (limit <= formattedTo) {
-            return false;
-        }
-        if (!zeroFrame(limit - Frames.PAYLOAD)) {
-            // Written once already up to there (what is written of a region's first lap is one
-            // stretch from where its log began): nothing to blank.
-            formattedTo = limit;
-            allFormatted = limit >= end;
-            return false;
-        }
-        int n = (int) ((limit - formattedTo) / Frames.PAYLOAD);
-        writeOut(formattedTo, blankFrames(n), false);
-        // Durable before any frame of the log lands there: a frame a crash then drops reads as
-        // blank, never as zero after a written one (which the reader takes for damage).
-        dev.sync();
-        formattedTo = limit;
-        allFormatted = limit >= end;
-        return true;
-    }
-
-    /** Whether the frame of stream position {@code fs} is all zero on the device (or past its end). */
-    private boolean zeroFrame(long fs) {
-        long off = Frames.frameOffset(regionOffset, regionSize, fs);
-        if (off + Frames.FRAME > dev.size()) {
-            return true;
-        }
-        ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
-        dev.read(off, f);
-        return Frames.allZero(f, 0, Frames.FRAME);
-    }
     /**
      * Bytes one record of the flusher may take: its installs and doubling steps stay within this,
      * so that the reserve holds several of them, enough to make room in a full log.
@@ -387,21 +268,21 @@ public final class Log {
         boolean ok = false;
         try {
             Records.seal(batch, from, base, regionSize);
-            formatAhead(to);
+            frames.formatAhead(to);
             // When everything before from is durable already, these frames are all a sync must
             // cover: written through (BlockDevice.writeDurable), the commit waits for them alone,
             // not for the pages the flusher's installs dirtied since the last sync. Records written
             // ahead without a sync (at NONE) take the sync of the whole device (as do frames split
-            // at the lap's end, in writeOut).
+            // at the lap's end, in FrameWriter.writeOut).
             boolean through = sync && base == from;
-            ByteBuffer stream = writeFrames(from, batch, frameEpoch, through);
+            ByteBuffer stream = frames.writeFrames(from, batch, frameEpoch, through);
             if (sync && !through) {
                 dev.sync();
             }
             ok = true;
             // Only now: a failed sync drops these records, and a heal rewrites the frame holding
             // from with the bytes before from, which the tail must still hold then.
-            advanceTail(from, stream);
+            frames.advanceTail(from, stream);
         } catch (HtodException e) {
             fail(e, from, to);
             throw e;
@@ -698,89 +579,6 @@ public final class Log {
         }
     }
 
-    /**
-     * Writes the stream bytes {@code bytes}, which begin at position {@code from}, as frames of
-     * {@code frameEpoch}: the frame holding {@code from} again with the bytes it holds before
-     * it, then the rest. One device write, two across the lap's end. Returns the stream bytes
-     * written, from the start of the frame holding {@code from}.
-     */
-    private ByteBuffer writeFrames(long from, ByteBuffer bytes, long frameEpoch, boolean durably) {
-        long fs = Frames.frameStart(from);
-        int prefix = (int) (from - fs);
-        ByteBuffer stream = streamScratch = scratch(streamScratch, prefix + bytes.remaining());
-        if (fs == tailFrame) {
-            stream.put(tail, 0, prefix);
-        } else {
-            // a new log's first frame: nothing before from is read (zeros, as a fresh buffer's)
-            stream.put(new byte[prefix]);
-        }
-        stream.put(bytes.duplicate()).flip();
-        int frames = (stream.limit() + Frames.PAYLOAD - 1) / Frames.PAYLOAD;
-        ByteBuffer out = frameScratch = scratch(frameScratch, frames * Frames.FRAME);
-        for (int i = 0; i < frames; i++) {
-            int fill = Math.min(Frames.PAYLOAD, stream.limit() - i * Frames.PAYLOAD);
-            Frames.encode(out, i * Frames.FRAME, fs + (long) i * Frames.PAYLOAD, frameEpoch, stream, i * Frames.PAYLOAD,
-                    fill);
-        }
-        writeOut(fs, out, durably);
-        return stream;
-    }
-
-    /** The largest scratch buffer a leader keeps for the next group; a larger group's goes to the collector. */
-    private static final int SCRATCH_LIMIT = 4 << 20;
-
-    /**
-     * {@code b} cleared and limited to {@code bytes} when it holds them, else a new buffer (kept
-     * by the caller for the next group unless over {@link #SCRATCH_LIMIT}): a commit then
-     * allocates and zeroes nothing, where a buffer per commit cost a group of 4 KB values page
-     * faults and zeroing. The leader's alone, like {@link #tail}.
-     */
-    private static ByteBuffer scratch(ByteBuffer b, int bytes) {
-        if (b.capacity() >= bytes) {
-            return b.clear().limit(bytes);
-        }
-        int keep = Math.max(bytes, Math.min(2 * b.capacity(), SCRATCH_LIMIT));
-        return ByteBuffer.allocate(bytes > SCRATCH_LIMIT ? bytes : keep).limit(bytes);
-    }
-
-    /** After a write of {@code stream} (see {@link #writeFrames}) of records from {@code from}: its last frame is the tail. */
-    private void advanceTail(long from, ByteBuffer stream) {
-        long fs = Frames.frameStart(from);
-        long to = fs + stream.limit();
-        long last = Frames.frameStart(to);
-        if (last < to) {
-            stream.get((int) (last - fs), tail, 0, (int) (to - last));
-        }
-        tailFrame = last;
-    }
-
-    /**
-     * Writes whole frames whose first holds position {@code fs}: one write, or two across the
-     * lap's end. With {@code durably} they are durable when it returns: one durable write, or
-     * across the lap's end the two writes and a sync (one sync covers a group).
-     */
-    private void writeOut(long fs, ByteBuffer frames, boolean durably) {
-        long first = (fs % regionSize) / Frames.PAYLOAD;
-        long inLap = regionBytes / Frames.FRAME;
-        int n = (int) Math.min(frames.remaining() / Frames.FRAME, inLap - first) * Frames.FRAME;
-        ByteBuffer part = frames.duplicate();
-        part.limit(n);
-        long at = regionOffset + first * Frames.FRAME;
-        if (n == frames.remaining()) {
-            if (durably) {
-                dev.writeDurable(at, part);
-            } else {
-                dev.write(at, part);
-            }
-            return;
-        }
-        dev.write(at, part);
-        dev.write(regionOffset, frames.duplicate().position(n));
-        if (durably) {
-            dev.sync();
-        }
-    }
-
     /** A failed write or sync: every record from {@code from} on is dropped. */
     private synchronized void fail(HtodException e, long from, long to) {
         failure = e;
@@ -833,12 +631,7 @@ public final class Log {
             e = epoch;
         }
         try {
-            long fs = Frames.frameStart(from);
-            int frames = (int) ((Math.min(to, from + regionSize) - fs + Frames.PAYLOAD - 1) / Frames.PAYLOAD);
-            ByteBuffer out = blankFrames(frames);
-            ByteBuffer before = ByteBuffer.wrap(fs == tailFrame ? tail : new byte[Frames.PAYLOAD]);
-            Frames.encode(out, 0, fs, e, before, 0, (int) (from - fs));
-            writeOut(fs, out, false);
+            frames.overwriteFailed(from, to, e);
             dev.sync();
             synchronized (this) {
                 failure = null;

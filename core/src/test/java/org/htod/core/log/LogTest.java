@@ -532,7 +532,7 @@ class LogTest {
         appendReleasing(first, lsns, 1 << 20, 256 << 10);
         Log second = log(dev, regionBytes, first.start(), first.end(), 2);
         Log.Appended last = appendReleasing(second, lsns, 3 << 20, 256 << 10);
-        assertFormattedAhead(dev, lap, last.end(), Math.min(lap, last.end() + Log.FORMAT_AHEAD / 4));
+        assertFormattedAhead(dev, lap, last.end(), Math.min(lap, last.end() + FrameWriter.FORMAT_AHEAD / 4));
     }
 
     /**
