@@ -11,7 +11,7 @@
 # On the development machine, from the project root:
 #   mvn -B -ntp -pl benchmarks -am package -DskipTests && ../shared/tools/device-pack.sh
 # On the other machine, from the project root, with target/devpkg carried along:
-#   benchmarks/device-run.sh OUT          # JMH JSON and logs, machine.txt, fsync.txt under OUT
+#   benchmarks/device-run.sh OUT          # JMH JSON and logs, machine.txt, fsync.txt (with the bandwidth) under OUT
 # It ends by writing the durable tables to OUT/durable-table.md (DurableReport); again by hand:
 #   java -cp benchmarks/target/benchmarks.jar org.htod.bench.report.DurableReport \
 #       --io OUT/durable-io.txt OUT/durable-t*.json
@@ -50,6 +50,15 @@ fsync_rate() {
     rm -f "$data/ddtest"
 }
 
+# The disk's sequential write bandwidth: 512 MiB in 1 MiB writes past the page cache, then one
+# sync. At 4,000-byte values every store writes a value at least once (htod's log mode twice, its
+# log record and its install), so bytes a put times puts/s meets this bound before the sync rate.
+write_bandwidth() {
+    echo "bandwidth: $(dd if=/dev/zero of="$data/bwtest" bs=1M count=512 oflag=direct conv=fdatasync 2>&1 \
+        | tail -n 1)" | tee -a "$out/fsync.txt"
+    rm -f "$data/bwtest"
+}
+
 budget=${DEVICE_BUDGET:-0}
 run() {
     local name=$1
@@ -65,6 +74,7 @@ run() {
 }
 
 fsync_rate before
+write_bandwidth
 for t in 1 4 16 64; do
     # htod's log alone at 1 and 64 writers: it splits htod's shortfall between the log and the rest
     # of log mode (at 64 writers on 16 cores it showed the log's waking as the limit, 2026-11-27).
