@@ -21,7 +21,7 @@ final class FrameWriter {
     private final long regionBytes;
     /** Stream bytes of one lap of the region. */
     private final long regionSize;
-    /** Where the log's live records begin now (they lie a lap on from there): formatting stops short of them. */
+    /** The log's start now (the oldest position a checkpoint still needs): formatting ahead never goes a lap past it. */
     private final LongSupplier startNow;
     /**
      * The stream bytes of the frame holding the end of what was written, from its start {@link
@@ -32,6 +32,19 @@ final class FrameWriter {
     /** The stream bytes and the frames of the group being written ({@link #writeFrames}). */
     private ByteBuffer streamScratch = ByteBuffer.allocate(0);
     private ByteBuffer frameScratch = ByteBuffer.allocate(0);
+
+    /**
+     * Stream bytes of blank frames kept written ahead of the log's end while it has not yet gone
+     * round the region once: there the region is still zero (a new file's), and a zero frame
+     * followed by anything else is damage (see {@link LogReader}). Far enough ahead that the
+     * largest group of appends rarely needs a second formatting write.
+     */
+    static final long FORMAT_AHEAD = 2048L * Frames.PAYLOAD;
+
+    /** Stream position up to which the frames after the tail frame are blank or written. */
+    private long formattedTo;
+    /** Whether the whole region has been written once (formatted or used): nothing is formatted ahead any more. */
+    private boolean allFormatted;
 
     /** The region {@code [regionOffset, regionOffset + regionBytes)} of {@code dev}, its writes to begin at {@code end}. */
     FrameWriter(BlockDevice dev, long regionOffset, long regionBytes, long end, LongSupplier startNow) {
@@ -62,6 +75,7 @@ final class FrameWriter {
             f.get(Frames.HEADER, tail, 0, (int) (end - tailFrame));
         }
     }
+
     /**
      * Writes blank frames (see {@link Frames}) over a whole region, then syncs: for a region that
      * held another log before (a store that was in log mode, then in direct mode), so that no
@@ -87,26 +101,13 @@ final class FrameWriter {
         }
         return b;
     }
-    /**
-     * Stream bytes of blank frames kept written ahead of the log's end while it has not yet gone
-     * round the region once: there the region is still zero (a new file's), and a zero frame
-     * followed by anything else is damage (see {@link LogReader}). Far enough ahead that the
-     * largest group of appends rarely needs a second formatting write.
-     */
-    static final long FORMAT_AHEAD = 2048L * Frames.PAYLOAD;
-
-    /** Stream position up to which the frames after the tail frame are blank or written; guarded by leadership. */
-    private long formattedTo;
-    /** Whether the whole region has been written once (formatted or used): nothing is formatted ahead any more. */
-    private boolean allFormatted;
 
     /**
-     * Before the first append of an opening, with the log's end at {@code from} in epoch {@code e}: the
-     * frame holding the end written again as this
-     * log's (its bytes before the end, the rest empty), and blank frames ahead of it where the
-     * region is still zero, then a sync. Recovery then finds, after the last record, a frame of
-     * this log whose fill ends there, not zeros before blank frames (which it would take for a
-     * zeroed sector).
+     * Before the first append of an opening, with the log's end at {@code from} in epoch {@code
+     * e}: the frame holding the end written again as this log's (its bytes before the end, the
+     * rest empty), and blank frames ahead of it where the region is still zero, then a sync.
+     * Recovery then finds, after the last record, a frame of this log whose fill ends there, not
+     * zeros before blank frames (which it would take for a zeroed sector).
      */
     void prepare(long from, long e) {
         long fs = Frames.frameStart(from);
@@ -168,7 +169,9 @@ final class FrameWriter {
         ByteBuffer f = ByteBuffer.allocate(Frames.FRAME);
         dev.read(off, f);
         return Frames.allZero(f, 0, Frames.FRAME);
-    }    /**
+    }
+
+    /**
      * Writes the stream bytes {@code bytes}, which begin at position {@code from}, as frames of
      * {@code frameEpoch}: the frame holding {@code from} again with the bytes it holds before
      * it, then the rest. One device write, two across the lap's end. Returns the stream bytes
