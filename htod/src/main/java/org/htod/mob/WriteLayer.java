@@ -60,7 +60,6 @@ public final class WriteLayer {
     final Heap heap;
     final TableStore tables;
     final Log log;
-    final Installer installer;
     final Mob mob;
     private final Options options;
     private final LongSupplier clock;
@@ -133,7 +132,6 @@ public final class WriteLayer {
         this.heap = storage.heap();
         this.tables = tables;
         this.log = log;
-        this.installer = installer;
         this.mob = mob;
         this.options = options;
         this.clock = clock;

@@ -161,6 +161,7 @@ class WriteLayerIoCountTest {
         assertTrue(installs <= 10, report);
         LogStores.closeQuietly(s);
     }
+
     /**
      * A lone writer whose log, not its buffer, fills: once a periodic pass has installed what was
      * buffered when it began, the flusher installs again only when the changes it has not

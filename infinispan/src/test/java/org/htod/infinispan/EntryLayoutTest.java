@@ -29,13 +29,14 @@ import org.testng.annotations.Test;
 @Test(groups = "unit", testName = "persistence.htod.EntryLayoutTest")
 public class EntryLayoutTest extends AbstractInfinispanTest {
     private TestObjectStreamMarshaller marshaller;
-    private MarshalledEntryFactoryImpl entries;
+    /** The kit's entry factory, typed once: its class implements the raw interface. */
+    private org.infinispan.persistence.spi.MarshallableEntryFactory<Object, Object> entries;
     private final ByteBufferFactoryImpl buffers = new ByteBufferFactoryImpl();
 
     @BeforeMethod(alwaysRun = true)
     public void startMarshaller() {
         marshaller = new TestObjectStreamMarshaller();
-        entries = new MarshalledEntryFactoryImpl(marshaller);
+        entries = cast(new MarshalledEntryFactoryImpl(marshaller));
     }
 
     @AfterMethod(alwaysRun = true)
@@ -58,7 +59,7 @@ public class EntryLayoutTest extends AbstractInfinispanTest {
         assertEquals(e.getMetadataBytes().getLength(), b.getInt(EntryLayout.METADATA_LENGTH_OFFSET));
         assertEquals(-1, b.getInt(EntryLayout.INTERNAL_LENGTH_OFFSET));
 
-        MarshallableEntry<Object, Object> back = EntryLayout.decode("k", stored, true, cast(entries), buffers);
+        MarshallableEntry<Object, Object> back = EntryLayout.decode("k", stored, true, entries, buffers);
         assertEquals("v", back.getValue());
         assertEquals(60_000, back.getMetadata().lifespan());
         assertEquals(10_000, back.getMetadata().maxIdle());
@@ -73,14 +74,14 @@ public class EntryLayoutTest extends AbstractInfinispanTest {
     public void withoutValueTheMetadataStays() {
         Metadata meta = new EmbeddedMetadata.Builder().lifespan(1_000).build();
         byte[] stored = EntryLayout.encode(MarshalledEntryUtil.create("k", "v", meta, 7, 7, marshaller));
-        MarshallableEntry<Object, Object> keysOnly = EntryLayout.decode("k", stored, false, cast(entries), buffers);
+        MarshallableEntry<Object, Object> keysOnly = EntryLayout.decode("k", stored, false, entries, buffers);
         assertNull(keysOnly.getValueBytes());
         assertEquals(1_000, keysOnly.getMetadata().lifespan());
     }
 
     /** The worked example of docs/INFINISPAN.md: an immortal entry whose value bytes are 0xCAFE. */
     public void immortalEntryBytesAreThoseOfTheDocs() {
-        MarshallableEntry<Object, Object> e = EntryLayoutTest.<Object, Object>cast(entries).create(buffers.newByteBuffer(new byte[] {1}),
+        MarshallableEntry<Object, Object> e = entries.create(buffers.newByteBuffer(new byte[] {1}),
                 buffers.newByteBuffer(new byte[] {(byte) 0xCA, (byte) 0xFE}), (org.infinispan.commons.io.ByteBuffer) null, (org.infinispan.commons.io.ByteBuffer) null, -1, -1);
         String hex = HexFormat.of().formatHex(EntryLayout.encode(e));
         assertEquals("01" + "ffffffffffffffff" + "ffffffffffffffff" + "ffffffffffffffff"
@@ -101,7 +102,7 @@ public class EntryLayoutTest extends AbstractInfinispanTest {
 
         byte[] truncated = java.util.Arrays.copyOf(stored, stored.length - 1);
         EntryFormatException lengths = assertThrows(EntryFormatException.class,
-                () -> EntryLayout.decode("k", truncated, true, cast(entries), buffers));
+                () -> EntryLayout.decode("k", truncated, true, entries, buffers));
         assertTrue(lengths.getMessage().contains("adding up"), lengths.getMessage());
     }
 
@@ -110,10 +111,10 @@ public class EntryLayoutTest extends AbstractInfinispanTest {
         for (int i = 0; i < value.length; i++) {
             value[i] = (byte) i;
         }
-        MarshallableEntry<Object, Object> e = EntryLayoutTest.<Object, Object>cast(entries).create(buffers.newByteBuffer(new byte[] {9}),
+        MarshallableEntry<Object, Object> e = entries.create(buffers.newByteBuffer(new byte[] {9}),
                 buffers.newByteBuffer(value, 0, value.length), (org.infinispan.commons.io.ByteBuffer) null, (org.infinispan.commons.io.ByteBuffer) null, -1, -1);
         MarshallableEntry<Object, Object> back = EntryLayout.decode(buffers.newByteBuffer(new byte[] {9}),
-                EntryLayout.encode(e), true, cast(entries), buffers);
+                EntryLayout.encode(e), true, entries, buffers);
         assertArrayEquals(value, back.getValueBytes().trim());
     }
 

@@ -287,11 +287,11 @@ public final class LogReader {
     /**
      * Whether the zero frame of stream position {@code fs} lies where the log never reached: the
      * zeros run from it to the region's end, and the frame before the run is a blank one. The log
-     * writes (and syncs) blank frames {@link FrameWriter#FORMAT_AHEAD} ahead of its end before any record
-     * lands there, so by right a run of zeros never follows a frame with records; zeros right after
-     * one are a zeroed sector that may have held acknowledged records, even at the region's end.
-     * Decided once per run, by {@link #zerosToTheEnd} at the first of its frames met (the reader
-     * meets frames in order); reads one frame more.
+     * writes (and syncs) blank frames {@link FrameWriter#FORMAT_AHEAD} ahead of its end before any
+     * record lands there, so by right a run of zeros never follows a frame with records; zeros
+     * right after one are a zeroed sector that may have held acknowledged records, even at the
+     * region's end. Decided once per run, by {@link #zerosToTheEnd} at the first of its frames met
+     * (the reader meets frames in order); reads one frame more.
      */
     private boolean neverWritten(long fs) {
         return zerosToTheEnd(fs) && zerosNeverWritten;
