@@ -76,7 +76,7 @@ final class Flusher {
 
     /** After a change: wakes the flusher if the buffer or the log is past its high-water mark. */
     void nudge() {
-        if (mob.bytes() > mob.capacity() / 2 || log.used() > log.regionSize() / 3) {
+        if (overHighWater()) {
             wake();
         }
     }
@@ -96,8 +96,13 @@ final class Flusher {
         return closeFailure;
     }
 
+    /** The high-water marks: the buffer over half full, or the log over a third used. A round runs at once. */
+    private boolean overHighWater() {
+        return mob.bytes() > mob.capacity() / 2 || log.used() > log.regionSize() / 3;
+    }
+
     private boolean workDue() {
-        return layer.closing() || mob.bytes() > mob.capacity() / 2 || log.used() > log.regionSize() / 3;
+        return layer.closing() || overHighWater();
     }
 
     private void loop() {
@@ -118,8 +123,7 @@ final class Flusher {
                     }
                 }
                 boolean idle = System.nanoTime() - idleSince > 1_000_000_000L;
-                if (layer.closing() || idle || mob.bytes() > mob.capacity() / 2
-                        || log.used() > log.regionSize() / 3) {
+                if (layer.closing() || idle || overHighWater()) {
                     // A pass that installs "everything" installs what was buffered when it began:
                     // chasing a steady writer instead would never end, and would install a few
                     // keys per batch, each batch a sync and a log record, with nothing absorbed.
@@ -135,9 +139,7 @@ final class Flusher {
                         installs.keepUpDoublings(); // the tables sized for the keys the install adds
                         progress = wanted && installs.installOnce();
                         progress |= installs.doublings();
-                        if (log.used() > log.regionSize() / 3) {
-                            installs.checkpoint(false);
-                        }
+                        installs.checkpointIfLogFills();
                     }
                     if (layer.closing() && mob.isEmpty()) {
                         installs.checkpoint(true);

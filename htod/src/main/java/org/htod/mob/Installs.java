@@ -285,7 +285,7 @@ final class Installs {
     }
 
     /** A checkpoint if the log is over a third used: only a checkpoint gives its space back. */
-    private void checkpointIfLogFills() {
+    void checkpointIfLogFills() {
         if (log.used() > log.regionSize() / 3) {
             checkpoint(false);
         }
