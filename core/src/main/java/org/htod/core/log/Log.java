@@ -470,7 +470,7 @@ public final class Log {
             long e;
             long gatherFor;
             if (waited != null) {
-                int s = Waiters.park(waited, this);
+                int s = waiters.await(waited, this);
                 if (s == Waiters.DURABLE) {
                     return; // the commit that covered it said so: no need of the monitor
                 }
@@ -689,9 +689,13 @@ public final class Log {
         return epoch;
     }
 
-    /** Group commits so far, and the records they carried: their ratio is the mean group size. */
+    /**
+     * Group commits so far and the records they carried (their ratio is the mean group size);
+     * then how the waits for another's commit ended: while spinning, while yielding, parked.
+     */
     public synchronized long[] groupCounts() {
-        return new long[] {groups, groupRecords};
+        long[] w = waiters.counts();
+        return new long[] {groups, groupRecords, w[0], w[1], w[2]};
     }
 
     private void ensureUsable() {

@@ -2,11 +2,14 @@ package org.htod.core.log;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * The writers waiting in {@link Log#awaitDurable} while another thread leads a group commit, each
- * parked on its own ({@link LockSupport}) instead of on the log's monitor.
+ * on its own state (spinning, then yielding, then parked with {@link LockSupport}: {@link #await})
+ * instead of on the log's monitor.
  *
  * <p>Why: with one {@code notifyAll} per commit, every waiter woke, and each had to take the
  * monitor again, one after another, to find out whether the commit covered it, while the next
@@ -16,9 +19,9 @@ import java.util.concurrent.locks.LockSupport;
  * without the monitor. Of the waiters it did not cover, it wakes one (the heir) to lead the
  * next group; the others stay parked until a commit covers them.
  *
- * <p>Guarded by the log's monitor, except {@link Waiter#state}, which a parked waiter reads
- * without it. Threads are unparked outside the monitor where the caller can, so that a woken
- * thread never waits for the monitor its waker still holds.
+ * <p>Guarded by the log's monitor, except {@link Waiter#state}, which a waiter reads without it,
+ * and {@link #yieldCredit}. Threads are unparked outside the monitor where the caller can, so
+ * that a woken thread never waits for the monitor its waker still holds.
  */
 final class Waiters {
     /** Still waiting. */
@@ -41,12 +44,37 @@ final class Waiters {
         }
     }
 
+    /** Busy turns before yielding: about a microsecond, the shortest wait worth a clock read. */
+    static final int SPINS = 100;
+    /** The longest a waiter yields before it parks: about a commit on a fast disk. */
+    static final long MAX_YIELD_NANOS = 100_000;
+    /** A yield longer than this ran another thread on the waiter's processor. */
+    static final long SLOW_YIELD_NANOS = 3_000;
+    /** Slow yields after which a waiter parks: one alone is common (a short job got the processor). */
+    static final int SLOW_YIELDS = 3;
+    /** One wait in this many tries yielding whatever {@link #yieldCredit} says, and updates it. */
+    static final int SAMPLE = 256;
+    /** A sample's weight in {@link #yieldCredit}: with the decay of a 1,024th it stays below 2^27. */
+    private static final int CREDIT_STEP = 1 << 17;
+
+    /**
+     * Positive while yielding has ended waits before {@link #MAX_YIELD_NANOS} lately, negative
+     * while it has not; {@link #await} skips yielding when it is negative. Read and written
+     * without the monitor: a lost update costs one sample.
+     */
+    private volatile int yieldCredit;
+
+    /** Waits that ended while spinning, while yielding, and parked (or about to park): see {@link #counts}. */
+    private final LongAdder spun = new LongAdder();
+    private final LongAdder yielded = new LongAdder();
+    private final LongAdder parked = new LongAdder();
+
     private List<Waiter> list = new ArrayList<>();
     private List<Waiter> next = new ArrayList<>();
     /** The waiter woken to lead the next group and not yet back under the monitor, or null. */
     private Waiter heir;
 
-    /** The calling thread waits for {@code upTo}; it parks with {@link #park} after leaving the monitor. */
+    /** The calling thread waits for {@code upTo}; it waits in {@link #await} after leaving the monitor. */
     Waiter add(long upTo, long generation) {
         Waiter w = new Waiter(upTo, generation);
         list.add(w);
@@ -109,15 +137,73 @@ final class Waiters {
     }
 
     /**
-     * Parks until {@code w} is woken or the thread is interrupted (its interrupt status stays
+     * Waits until {@code w} is woken or the thread is interrupted (its interrupt status stays
      * set); returns the state {@code w} is in then.
+     *
+     * <p>Why not park at once: a commit on a fast disk takes tens of microseconds, and a parked
+     * thread needs a system call to be woken and then a scheduler's pass before it runs, several
+     * microseconds each; the leader unparks the writers it covered one after another, so on a
+     * machine with idle processors the last of 64 is back long after the next commit began, and
+     * groups stay small. A waiter therefore first spins briefly, then yields for up to {@link
+     * #MAX_YIELD_NANOS} (a woken waiter that never parked costs its waker no system call), and
+     * parks only then. Yielding pays only while processors are free: a yield that takes longer
+     * than {@link #SLOW_YIELD_NANOS} ran another thread, and after {@link #SLOW_YIELDS} of them
+     * the waiter parks. Whether yielding paid is remembered ({@link #yieldCredit}), so that where
+     * it does not (more writers than processors) waiters park at once, but for one wait in {@link
+     * #SAMPLE}, which tries again. The same scheme as RocksDB's write thread.
      */
-    static int park(Waiter w, Object blocker) {
+    int await(Waiter w, Object blocker) {
+        for (int i = 0; i < SPINS; i++) {
+            int s = w.state;
+            if (s != WAITING) {
+                spun.increment();
+                return s;
+            }
+            Thread.onSpinWait();
+        }
+        boolean sampled = ThreadLocalRandom.current().nextInt(SAMPLE) == 0;
+        boolean learn = sampled;
+        boolean paid = false;
+        if (sampled || yieldCredit >= 0) {
+            long begin = System.nanoTime();
+            long last = begin;
+            int slow = 0;
+            while (last - begin <= MAX_YIELD_NANOS && !Thread.currentThread().isInterrupted()) {
+                Thread.yield();
+                if (w.state != WAITING) {
+                    paid = true;
+                    break;
+                }
+                long now = System.nanoTime();
+                if (now - last >= SLOW_YIELD_NANOS && ++slow >= SLOW_YIELDS) {
+                    learn = true; // others need the processors: park, and say so at once
+                    break;
+                }
+                last = now;
+            }
+        }
         int s;
-        while ((s = w.state) == WAITING && !Thread.currentThread().isInterrupted()) {
-            LockSupport.park(blocker);
+        if (paid) {
+            yielded.increment();
+            s = w.state;
+        } else {
+            parked.increment();
+            while ((s = w.state) == WAITING && !Thread.currentThread().isInterrupted()) {
+                LockSupport.park(blocker);
+            }
+        }
+        if (learn) {
+            // An exponential average in fixed point: each sample moves it by a 1,024th, up if the
+            // yields ended the wait, down if not. Racing waiters may lose a sample: it is a guess.
+            int v = yieldCredit;
+            yieldCredit = v - v / 1024 + (paid ? CREDIT_STEP : -CREDIT_STEP);
         }
         return s;
+    }
+
+    /** How the waits so far ended: while spinning, while yielding, parked; read without the monitor. */
+    long[] counts() {
+        return new long[] {spun.sum(), yielded.sum(), parked.sum()};
     }
 
     boolean isEmpty() {
