@@ -102,7 +102,7 @@ public final class DurableStores {
     /**
      * The fields of a {@code durable-io} line, as {@code DurableReport} reads them: {@code puts},
      * the device's {@code c}, and the log's group commits and their records, then how the waits
-     * for another's commit ended: spinning, yielding, parked ({@code groups}, as {@code
+     * for another's commit ended: at once, yielding, parked ({@code groups}, as {@code
      * Log.groupCounts} gives them; null where there is no log).
      */
     static String ioLine(long puts, IoCounts c, long[] groups) {
@@ -114,6 +114,6 @@ public final class DurableStores {
         line += " groups=" + groups[0] + " groupRecords=" + groups[1];
         // A log built before the waits were counted (an A/B's older classes) gives two numbers
         return groups.length < 5 ? line
-                : line + " waitsSpun=" + groups[2] + " waitsYielded=" + groups[3] + " waitsParked=" + groups[4];
+                : line + " waitsAtOnce=" + groups[2] + " waitsYielded=" + groups[3] + " waitsParked=" + groups[4];
     }
 }

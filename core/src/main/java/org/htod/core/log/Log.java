@@ -691,7 +691,7 @@ public final class Log {
 
     /**
      * Group commits so far and the records they carried (their ratio is the mean group size);
-     * then how the waits for another's commit ended: while spinning, while yielding, parked.
+     * then how the waits for another's commit ended: over before they began, while yielding, parked.
      */
     public synchronized long[] groupCounts() {
         long[] w = waiters.counts();

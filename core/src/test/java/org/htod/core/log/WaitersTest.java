@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@link Waiters#await}'s three ways of waiting (spin, yield, park): each ends in the state the
+ * {@link Waiters#await}'s ways of waiting (none, yield, park): each ends in the state the
  * waker set, a long wait ends parked rather than yielding on, and an interrupt ends any of them.
  * The monitor the log holds around {@link Waiters#add} and {@link Waiters#wake} is this test's
  * own here.
@@ -30,7 +30,7 @@ class WaitersTest {
             Waiters.unpark(waiters.wake(10, 0, false, false));
         }
         assertEquals(Waiters.DURABLE, waiters.await(w, this));
-        assertArrayEquals(new long[] {1, 0, 0}, waiters.counts(), "ended while spinning");
+        assertArrayEquals(new long[] {1, 0, 0}, waiters.counts(), "over before it began");
     }
 
     @Test
@@ -47,7 +47,7 @@ class WaitersTest {
             state.complete(waiters.await(w, this));
         });
         t.start();
-        // Far beyond the spin and yield windows: a waiter still yielding is RUNNABLE, never WAITING.
+        // Far beyond the yield window: a waiter still yielding is RUNNABLE, never WAITING.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (t.getState() != Thread.State.WAITING && System.nanoTime() < deadline) {
             Thread.sleep(5);
@@ -71,7 +71,7 @@ class WaitersTest {
 
     @Test
     @Timeout(60)
-    void aWakeWhileOthersSpinYieldOrParkEndsEachWaitInTheStateItWasGiven() throws Exception {
+    void aWakeWhileWaitersYieldOrParkEndsEachWaitInTheStateItWasGiven() throws Exception {
         int n = 8;
         for (int round = 0; round < 200; round++) {
             Thread[] ts = new Thread[n];
@@ -94,7 +94,7 @@ class WaitersTest {
                     Thread.onSpinWait();
                 }
             }
-            // At once: most are still spinning or yielding; on a busy machine some have parked.
+            // At once: some may still be yielding, others have parked.
             synchronized (waiters) {
                 // durable up to 3: waiters 0 to 3 are covered, and one of the rest is the heir
                 Waiters.unpark(waiters.wake(3, 0, true, false));
