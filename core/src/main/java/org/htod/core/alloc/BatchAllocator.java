@@ -71,7 +71,7 @@ final class BatchAllocator {
                         throw new StoreFullException("no room for a batch block of " + s + " bytes in the heap of "
                                 + h.dev.name() + ": tail at " + tail + ", heap ends at " + h.end);
                     }
-                    FreeBlock nb = h.newFreeExtent(tail, s, ++h.stamp);
+                    FreeBlock nb = Placer.newFreeExtent(h, tail, s, ++h.stamp);
                     h.putFresh(tail, new Heap.FreshExtent(nb.stamp, 0, nb.listId, nb.next));
                     pieces.put(tail, new Piece(nb, i, 0));
                     tail += s;
@@ -80,26 +80,26 @@ final class BatchAllocator {
                 BlockHeader read = null;
                 if (!batchRemainders.remove(b)) {
                     h.takeFromLists(b);
-                    read = h.knowHeader(b);
+                    read = Placer.knowHeader(h, b);
                 }
                 long stamp = ++h.stamp;
                 long next = h.method == StorageMethod.TS ? 0 : b.next;
                 if (b.size - s <= waste) {
-                    int listId = h.listIdForSplitPart(b, b.size);
+                    int listId = Placer.listIdForSplitPart(h, b, b.size);
                     // Reused whole, the block keeps its extent's stamp and remainder note, as a
                     // single allocation keeps its header: the note may be all that lets a walk
                     // cross the remainder behind it, whose header a torn split lost.
-                    long[] own = h.extentIdentity(b, read);
+                    long[] own = Placer.extentIdentity(h, b, read);
                     long st = own != null ? own[0] : stamp;
                     long rem = own != null ? own[1] : 0;
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, b.size, st, listId, next), i, rem));
                     h.putFresh(b.addr, new Heap.FreshExtent(st, rem, listId, next));
                 } else {
-                    h.checkNoteBeforeSplit(b, read);
-                    int listId = h.listIdForSplitPart(b, s);
+                    Placer.checkNoteBeforeSplit(h, b, read);
+                    int listId = Placer.listIdForSplitPart(h, b, s);
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, s, stamp, listId, next), i, b.size - s));
                     h.putFresh(b.addr, new Heap.FreshExtent(stamp, b.size - s, listId, next));
-                    FreeBlock rest = h.newFreeExtent(b.addr + s, b.size - s, stamp);
+                    FreeBlock rest = Placer.newFreeExtent(h, b.addr + s, b.size - s, stamp);
                     h.putFresh(rest.addr, new Heap.FreshExtent(stamp, 0, rest.listId, rest.next));
                     pieces.put(rest.addr, new Piece(rest, -1, 0));
                     batchRemainders.add(rest);
@@ -190,7 +190,7 @@ final class BatchAllocator {
                 buf.put(at + BlockHeader.SIZE, payload, payload.position(), payload.remaining());
                 handles[p.request] = h.handle(e.addr, e.size);
             } else {
-                h.putHeaderOf(buf, at, e, false, 0);
+                Placer.putHeaderOf(h, buf, at, e, false, 0);
             }
         }
         h.dev.write(from, buf);

@@ -92,11 +92,11 @@ public final class Heap implements AutoCloseable {
      * to the others, and the note is the only record of that space: a split rewrites the block's
      * header and the note with it, after which no walk can cross the hole. So until a coalescing
      * scan has applied the rule everywhere, a split of such an extent checks its note first
-     * ({@link #checkNoteBeforeSplit}), and a clean shutdown coalesces before it writes its
+     * ({@link Placer#checkNoteBeforeSplit}), and a clean shutdown coalesces before it writes its
      * snapshot (which would forget this).
      */
     long uncheckedNotesBelow;
-    /** Remainders rebuilt by {@link #checkNoteBeforeSplit}, for the tests. */
+    /** Remainders rebuilt by {@link Placer#checkNoteBeforeSplit}, for the tests. */
     long notesRepaired;
 
     /**
@@ -341,7 +341,7 @@ public final class Heap implements AutoCloseable {
         lock.lock();
         try {
             ensureWritable();
-            Placement p;
+            Placer.Placement p;
             try {
                 p = placeMakingRoom(size);
             } catch (org.htod.core.HtodException e) {
@@ -354,8 +354,8 @@ public final class Heap implements AutoCloseable {
                         + lists.freeCount() + " blocks too small to use");
             }
             try {
-                long handle = undoable(() -> write(p, payload), this::markRewrite);
-                account(p.size, payload.remaining());
+                long handle = undoable(() -> Placer.write(this, p, payload), this::markRewrite);
+                account(p.size(), payload.remaining());
                 if (journal != null) {
                     journal.allocated(handle);
                 }
@@ -370,20 +370,20 @@ public final class Heap implements AutoCloseable {
     }
 
     /** A placement for {@code size} bytes, syncing or coalescing first when that makes room; null if none. */
-    private Placement placeMakingRoom(long size) {
+    private Placer.Placement placeMakingRoom(long size) {
         if (fresh.size() >= FRESH_LIMIT) {
             sync();
         }
         maybeCoalesceForFragmentation();
-        Placement p = place(size);
+        Placer.Placement p = Placer.place(this, size);
         if (p == null && !fresh.isEmpty()) {
             sync();
-            p = place(size);
+            p = Placer.place(this, size);
         }
         if (p == null && lists.freeCount() > 0) {
             Coalescer.coalesce(this);
             afterCoalesce();
-            p = place(size);
+            p = Placer.place(this, size);
         }
         return p;
     }
@@ -425,62 +425,6 @@ public final class Heap implements AutoCloseable {
         }
     }
 
-    /** The kinds of placement PMFLF makes; see {@link #place}. */
-    enum Kind { WHOLE, SPLIT, TAIL }
-
-    record Placement(Kind kind, FreeBlock block, long addr, long size) {}
-
-    /** PMFLF's allocation strategy (§2.4.1) for a block of {@code size} bytes, or null. */
-    private Placement place(long size) {
-        int list = lists.listOf(size);
-        long waste = opt.acceptableWaste();
-        if (lists.isQuick(list)) {
-            FreeBlock b = lists.smallestAtLeast(list, size, any -> true);
-            if (b != null) {
-                return new Placement(Kind.WHOLE, b, b.addr, b.size);
-            }
-            // Beyond the paper: a block of a larger quick list, used whole within the acceptable
-            // waste, costs the same one write as the tail and does not grow the heap.
-            for (int l = list + 1; l < lists.listCount() && lists.isQuick(l) && (long) (l + 1) * grain <= size + waste; l++) {
-                b = lists.smallestAtLeast(l, size, any -> true);
-                if (b != null) {
-                    return new Placement(Kind.WHOLE, b, b.addr, b.size);
-                }
-            }
-            return tailOrLarger(list + 1, size, waste);
-        }
-        Placement p = searchList(list, size, waste);
-        return p != null ? p : tailOrLarger(list + 1, size, waste);
-    }
-
-    /** The paper's order: the tail before larger lists, because splitting costs disk accesses. */
-    private Placement tailOrLarger(int fromList, long size, long waste) {
-        if (tailFits(size)) {
-            return new Placement(Kind.TAIL, null, tail, size);
-        }
-        return searchFrom(fromList, size, waste);
-    }
-
-    private Placement searchFrom(int fromList, long size, long waste) {
-        for (int l = fromList; l < lists.listCount(); l++) {
-            Placement p = searchList(l, size, waste);
-            if (p != null) {
-                return p;
-            }
-        }
-        return null;
-    }
-
-    /** Smallest usable block of list {@code l}: whole if it wastes at most {@code w}, else split. */
-    private Placement searchList(int l, long size, long waste) {
-        FreeBlock b = lists.smallestAtLeast(l, size, c -> c.size <= size + waste || canSplit(c));
-        if (b == null) {
-            return null;
-        }
-        return b.size <= size + waste ? new Placement(Kind.WHOLE, b, b.addr, b.size)
-                : new Placement(Kind.SPLIT, b, b.addr, size);
-    }
-
     boolean tailFits(long size) {
         return tail <= end - size;
     }
@@ -496,195 +440,11 @@ public final class Heap implements AutoCloseable {
         fresh.clear();
     }
 
-    private long write(Placement p, ByteBuffer payload) {
-        int len = payload.remaining();
-        switch (p.kind) {
-            case WHOLE: {
-                FreeBlock b = p.block;
-                takeFromLists(b);
-                FreshExtent f = fresh.get(b.addr);
-                if (f == null && logged) {
-                    f = new FreshExtent(b.stamp, 0, b.listId < 0 ? BlockHeader.NO_LIST : b.listId, b.next);
-                }
-                if (f == null) {
-                    ByteBuffer buf = ByteBuffer.allocate(8 + len);
-                    BlockHeader.putStatus(buf, 0, true, len);
-                    buf.position(8);
-                    buf.put(payload.duplicate());
-                    buf.flip();
-                    dev.write(b.addr + BlockHeader.STATUS_OFFSET, buf);
-                } else {
-                    ByteBuffer buf = ByteBuffer.allocate(BlockHeader.SIZE + len);
-                    BlockHeader.put(buf, 0, code, b.size, f.stamp(), f.remainder(),
-                            method == StorageMethod.PFL ? b.listId : f.listId(),
-                            true, len, method == StorageMethod.PFL ? b.next : f.next(), grain);
-                    buf.position(BlockHeader.SIZE);
-                    buf.put(payload.duplicate());
-                    buf.flip();
-                    dev.write(b.addr, buf);
-                }
-                return handle(b.addr, b.size);
-            }
-            case SPLIT: {
-                FreeBlock b = p.block;
-                takeFromLists(b);
-                checkNoteBeforeSplit(b, knowHeader(b));
-                long rem = b.size - p.size;
-                long s = ++stamp;
-                int listId = listIdForSplitPart(b, p.size);
-                long next = method == StorageMethod.TS ? 0 : b.next;
-                putFresh(p.addr, new FreshExtent(s, rem, listId, next));
-                ByteBuffer buf = ByteBuffer.allocate((int) p.size + BlockHeader.SIZE);
-                BlockHeader.put(buf, 0, code, p.size, s, rem, listId, true, len, next, grain);
-                buf.position(BlockHeader.SIZE);
-                buf.put(payload.duplicate());
-                FreeBlock r = newFreeExtent(b.addr + p.size, rem, s);
-                putHeaderOf(buf, (int) p.size, r, false, 0);
-                putFresh(r.addr, new FreshExtent(s, 0, r.listId, r.next));
-                buf.clear();
-                dev.write(p.addr, buf);
-                lists.add(r);
-                return handle(p.addr, p.size);
-            }
-            case TAIL: {
-                long s = ++stamp;
-                ByteBuffer buf = ByteBuffer.allocate((int) p.size);
-                FreeBlock nb = newFreeExtent(tail, p.size, s);
-                putFresh(p.addr, new FreshExtent(s, 0, nb.listId, nb.next));
-                putHeaderOf(buf, 0, nb, true, len);
-                buf.position(BlockHeader.SIZE);
-                buf.put(payload.duplicate());
-                buf.clear();
-                dev.write(p.addr, buf);
-                advanceTail(p.size);
-                return handle(p.addr, p.size);
-            }
-            default:
-                throw new AssertionError(p.kind);
-        }
-    }
-
-    /**
-     * A new extent (a split remainder or a tail block) with its list id and next pointer set as the
-     * storage method wants them. For PL the block is pushed on its disk list; for PFL a free one is
-     * pushed on its free list by the caller through {@link #lists}.
-     */
-    FreeBlock newFreeExtent(long addr, long size, long s) {
-        switch (method) {
-            case PL: {
-                int c = lists.listOf(size);
-                long old = plHeads[c];
-                FreeBlock b = new FreeBlock(addr, size, s, c, old);
-                plHeads[c] = addr;
-                headsDirty = true;
-                recordUndo(() -> plHeads[c] = old);
-                return b;
-            }
-            case PFL:
-                return new FreeBlock(addr, size, s, lists.listOf(size), 0);
-            default:
-                return new FreeBlock(addr, size, s, BlockHeader.NO_LIST, 0);
-        }
-    }
-
-    /** Header of extent {@code b} into {@code buf} at {@code at}; a free PFL block is pushed on its chain first. */
-    void putHeaderOf(ByteBuffer buf, int at, FreeBlock b, boolean allocated, int len) {
-        if (!allocated && method == StorageMethod.PFL) {
-            chainPush(b);
-        }
-        BlockHeader.put(buf, at, code, b.size, b.stamp, 0, b.listId, allocated, len, b.next, grain);
-    }
-
-    /** PL keeps a split block on the disk list it was created on; PFL files it by its new size. */
-    int listIdForSplitPart(FreeBlock b, long newSize) {
-        switch (method) {
-            case PL:
-                return b.listId;
-            case PFL:
-                return lists.listOf(newSize);
-            default:
-                return BlockHeader.NO_LIST;
-        }
-    }
-
-    /**
-     * PL splits rewrite the whole header, so they need the block's list id and next pointer.
-     * Returns the header it read, or null when it read none.
-     */
-    BlockHeader knowHeader(FreeBlock b) {
-        if (method != StorageMethod.PL || b.listId >= 0) {
-            return null;
-        }
-        if (logged) {
-            // The header on disk may be stale after the log's recovery; log mode keeps no disk lists.
-            b.listIdKnown(lists.listOf(b.size), 0);
-            return null;
-        }
-        BlockHeader h = headerAt(b.addr);
-        if (h == null || h.size != b.size) {
-            throw new CorruptStoreException("expected a free block header of size " + b.size + " at offset " + b.addr
-                    + " in " + dev.name() + ", found " + (h == null ? "an invalid header" : "size " + h.size), b.addr);
-        }
-        b.listIdKnown(h.listId, h.next);
-        return h;
-    }
-
-    /**
-     * The creation stamp and remainder note that free block {@code b}'s extent has on disk,
-     * {stamp, remainder}, or null where a new header may be written (log mode, whose recovery
-     * reads no headers, or no valid header of that size there). {@code read}: its header if the
-     * caller has just read it ({@link #knowHeader}), else null. The caller holds the lock.
-     */
-    long[] extentIdentity(FreeBlock b, BlockHeader read) {
-        if (logged) {
-            return null;
-        }
-        FreshExtent f = fresh.get(b.addr);
-        if (f != null) {
-            return new long[] {f.stamp(), f.remainder()};
-        }
-        BlockHeader h = read != null ? read : headerAt(b.addr);
-        return h == null || h.size != b.size ? null : new long[] {h.stamp, h.remainder};
-    }
-
     /** The valid header at {@code pos}, or null: one read. */
     BlockHeader headerAt(long pos) {
         ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
         dev.read(pos, hb);
         return BlockHeader.decode(hb, 0, code, grain);
-    }
-
-    /**
-     * Before a split rewrites free block {@code b}'s header (see {@link #uncheckedNotesBelow}):
-     * when the header on disk records a remainder behind the block, from a split older than the
-     * last recovery by lists, and the header there is missing or older than that split, the
-     * remainder is written again as a free block, as a scan would rebuild it. Only space below
-     * the tail is rebuilt: nothing since the open can have been placed there, since the lost
-     * remainder was on no list and a block the heap knows never overlaps it. {@code read}: the
-     * header the caller has just read, else null. The caller holds the lock.
-     */
-    void checkNoteBeforeSplit(FreeBlock b, BlockHeader read) {
-        if (uncheckedNotesBelow == 0 || logged || fresh.containsKey(b.addr)) {
-            return;
-        }
-        BlockHeader own = read != null ? read : headerAt(b.addr);
-        if (own == null || own.size != b.size || own.remainder == 0 || own.stamp >= uncheckedNotesBelow) {
-            return;
-        }
-        long at = b.addr + b.size;
-        if (at + own.remainder > tail) {
-            return;
-        }
-        BlockHeader there = headerAt(at);
-        if (there != null && there.stamp >= own.stamp) {
-            return;
-        }
-        FreeBlock r = newFreeExtent(at, own.remainder, own.stamp);
-        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
-        putHeaderOf(hb, 0, r, false, 0);
-        dev.write(at, hb);
-        lists.add(r);
-        notesRepaired++;
     }
 
     void takeFromLists(FreeBlock b) {
