@@ -27,11 +27,12 @@ import org.htod.core.device.BlockDevice;
  * it durable. The first waiter finding no write in progress becomes the leader: it takes every
  * record appended so far, writes them in one device write (two at the end of a lap) and syncs
  * once, while later appends gather for the next leader. Each waiter returns when a sync covers
- * its record: it waits parked on its own ({@link Waiters}), and the leader that covered it
- * wakes it, while one waiter it did not cover is woken to lead the next group. A lone writer
- * waits for exactly one write and one sync; there is no timed wait for it. A leader whose group
- * is smaller than the last one yields the processor to the writers that group released for at
- * most half a commit, so that they do not miss the commit by a hair (see {@link #gather}).
+ * its record: it waits on its own, yielding and then parked ({@link Waiters}), and the leader
+ * that covered it wakes it, while one waiter it did not cover is woken to lead the next group. A
+ * lone writer waits for exactly one write and one sync; there is no timed wait for it. A leader
+ * whose group is smaller than the last one yields the processor to the writers that group
+ * released for at most half a commit, so that they do not miss the commit by a hair (see {@link
+ * #gather}).
  * When every record before the group is durable, the write is a {@link
  * BlockDevice#writeDurable} and stands for the sync: on a file, it waits for the log's own
  * frames only, not for every page of the file the flusher has written since the last sync.
@@ -48,7 +49,7 @@ import org.htod.core.device.BlockDevice;
  * same position, in a new epoch.
  *
  * <p>Thread-safe. Locks: the monitor of this object guards the in-memory state and the list of
- * parked waiters; device I/O runs outside it, by one leader at a time, which alone touches
+ * waiters; device I/O runs outside it, by one leader at a time, which alone touches
  * the region's frames ({@link FrameWriter}), and so do the unparks of the writers a commit
  * covered.
  */
@@ -82,7 +83,7 @@ public final class Log {
      */
     private ByteBuffer spare;
     private boolean leader;
-    /** The writers parked until a commit covers their records (see {@link Waiters}). */
+    /** The writers waiting until a commit covers their records (see {@link Waiters}). */
     private final Waiters waiters = new Waiters();
     /** The error of a failed write or sync, until {@link #heal}; and the range it may have reached. */
     private HtodException failure;
