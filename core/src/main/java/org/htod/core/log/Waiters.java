@@ -8,8 +8,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The writers waiting in {@link Log#awaitDurable} while another thread leads a group commit, each
- * on its own state (yielding, then parked with {@link LockSupport}: {@link #await})
- * instead of on the log's monitor.
+ * on its own state (yielding, then parked with {@link LockSupport}: {@link #await}) instead of on
+ * the log's monitor.
  *
  * <p>Why: with one {@code notifyAll} per commit, every waiter woke, and each had to take the
  * monitor again, one after another, to find out whether the commit covered it, while the next
@@ -62,7 +62,10 @@ final class Waiters {
      */
     private volatile int yieldCredit;
 
-    /** Waits that were over before they began, that ended while yielding, and that parked: see {@link #counts}. */
+    /**
+     * Waits that were over before they began, that ended while yielding, and that went on to park
+     * (or found themselves woken just before): see {@link #counts}.
+     */
     private final LongAdder atOnce = new LongAdder();
     private final LongAdder yielded = new LongAdder();
     private final LongAdder parked = new LongAdder();
@@ -146,8 +149,8 @@ final class Waiters {
      * waiter that never parked costs its waker no system call), and parks only then. Yielding
      * pays only while processors are free: a yield that takes longer than {@link
      * #SLOW_YIELD_NANOS} ran another thread, and after {@link #SLOW_YIELDS} of them the waiter
-     * parks. Whether yielding paid is remembered ({@link #yieldCredit}), so that where
-     * it does not (more writers than processors) waiters park at once, but for one wait in {@link
+     * parks. Whether yielding paid is remembered ({@link #yieldCredit}), so that where it does
+     * not (more writers than processors) waiters park at once, but for one wait in {@link
      * #SAMPLE}, which tries again. The scheme of RocksDB's write thread, less its spin.
      */
     int await(Waiter w, Object blocker) {
