@@ -4,13 +4,8 @@ import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
@@ -75,7 +70,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     final long tableId;
     final String name;
     final int loadPermille;
-    private final boolean syncEachWrite;
+    final boolean syncEachWrite;
     final int doublingMinBatch;
     final LongSupplier clock;
     volatile Shape shape;
@@ -649,7 +644,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     }
 
     /** Unlinks the entry {@code f} found; the caller holds the stripe's writer lock. */
-    private void unlink(int st, Found f) {
+    void unlink(int st, Found f) {
         Lock w = views[st].writeLock();
         w.lock();
         try {
@@ -697,7 +692,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             checkSizes(keys.get(i), values.get(i));
             items.add(new Item(keys.get(i), values.get(i), expiry, 0));
         }
-        apply(items, true);
+        InstallRounds.apply(this, items, true);
     }
 
     /**
@@ -708,99 +703,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      */
     public void install(List<Item> items) {
         ensureOpen();
-        apply(items, false);
-    }
-
-    private void apply(List<Item> items, boolean direct) {
-        Map<ByteBuffer, Integer> last = new HashMap<>();
-        for (int i = 0; i < items.size(); i++) {
-            last.put(ByteBuffer.wrap(items.get(i).key), i);
-        }
-        List<Item> pending = new ArrayList<>(last.size());
-        for (int i = 0; i < items.size(); i++) {
-            if (last.get(ByteBuffer.wrap(items.get(i).key)) == i) {
-                pending.add(items.get(i));
-            }
-        }
-        while (!pending.isEmpty()) {
-            pending = round(pending);
-            if (direct) {
-                gate.flushIfFull();
-                maybeDouble();
-            }
-        }
-    }
-
-    /** Applies the items of distinct buckets among {@code items}; returns the others, for the next round. */
-    private List<Item> round(List<Item> items) {
-        TreeSet<Integer> stripes = new TreeSet<>();
-        for (Item it : items) {
-            stripes.add(stripe(it.hash));
-        }
-        for (int s : stripes) {
-            writers[s].lock();
-        }
-        try {
-            ensureOpen();
-            Shape s = shape;
-            Set<Long> buckets = new HashSet<>();
-            List<Item> round = new ArrayList<>();
-            List<Item> later = new ArrayList<>();
-            for (Item it : items) {
-                BucketArray a = s.arrayOf(it.hash);
-                long key = (it.hash & a.mask()) | (a == s.array ? 0 : Long.MIN_VALUE);
-                (buckets.add(key) ? round : later).add(it);
-            }
-            long now = clock.getAsLong();
-            List<Found> found = new ArrayList<>(round.size());
-            List<Item> puts = new ArrayList<>(round.size());
-            List<ByteBuffer> payloads = new ArrayList<>(round.size());
-            for (Item it : round) {
-                Found f = findForWrite(s, it.key, it.hash, false, stripe(it.hash));
-                if (it.value == null) {
-                    if (f.entry != null) {
-                        unlink(stripe(it.hash), f);
-                    }
-                    continue;
-                }
-                StoredEntry cur = f.entry;
-                boolean live = cur != null && !cur.expiredAt(now);
-                long version = it.version != 0 ? it.version : live ? cur.version + 1 : 1;
-                long next = cur != null ? cur.next : f.first;
-                found.add(f);
-                puts.add(it);
-                payloads.add(Entries.encode(next, tableId, it.hash, version, it.expiry, it.key, it.value));
-            }
-            long[] handles = payloads.isEmpty() ? new long[0] : heap.allocateBatch(payloads);
-            gate.entriesWritten(handles.length);
-            for (int i = 0; i < puts.size(); i++) {
-                Found f = found.get(i);
-                int st = stripe(puts.get(i).hash);
-                Lock w = views[st].writeLock();
-                w.lock();
-                try {
-                    link(st, f.array, f.bucket, f.entry != null ? f.pred : 0, f.entry != null ? f.predSalt : f.bucket,
-                            handles[i]);
-                    if (f.entry == null) {
-                        count.incrementAndGet();
-                        gate.touch(this);
-                    }
-                } finally {
-                    w.unlock();
-                }
-                if (f.entry != null) {
-                    gate.retire(f.entry.handle);
-                }
-            }
-            if (syncEachWrite && !round.isEmpty()) {
-                gate.sync();
-            }
-            return later;
-        } finally {
-            for (int s : stripes.descendingSet()) {
-                writers[s].unlock();
-            }
-        }
+        InstallRounds.apply(this, items, false);
     }
 
     @Override

@@ -1,0 +1,121 @@
+package org.htod.table;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.locks.Lock;
+import org.htod.table.HashtableOnDisk.Found;
+import org.htod.table.HashtableOnDisk.Item;
+
+/**
+ * A batch of changes applied to one table ({@link HashtableOnDisk#install}, and {@link
+ * HashtableOnDisk#putAll} in direct mode): only the last change of each key counts, and the rest
+ * go in rounds of at most one change a bucket, so that a round's new entries are allocated
+ * together (OBA) after all of the round's installation reads, and then linked, none of them into
+ * a chain another of the same round has just changed.
+ *
+ * <p>Static methods over the table, as its own. A round holds the writer locks of the stripes its
+ * items fall in, taken in ascending order, so that two rounds (or a round and the doubler, which
+ * takes them all in that order) never wait for each other in a circle; each link takes its
+ * stripe's view lock for writing.
+ */
+final class InstallRounds {
+    private InstallRounds() {}
+
+    static void apply(HashtableOnDisk t, List<Item> items, boolean direct) {
+        Map<ByteBuffer, Integer> last = new HashMap<>();
+        for (int i = 0; i < items.size(); i++) {
+            last.put(ByteBuffer.wrap(items.get(i).key), i);
+        }
+        List<Item> pending = new ArrayList<>(last.size());
+        for (int i = 0; i < items.size(); i++) {
+            if (last.get(ByteBuffer.wrap(items.get(i).key)) == i) {
+                pending.add(items.get(i));
+            }
+        }
+        while (!pending.isEmpty()) {
+            pending = round(t, pending);
+            if (direct) {
+                t.gate.flushIfFull();
+                t.maybeDouble();
+            }
+        }
+    }
+
+    /** Applies the items of distinct buckets among {@code items}; returns the others, for the next round. */
+    private static List<Item> round(HashtableOnDisk t, List<Item> items) {
+        TreeSet<Integer> stripes = new TreeSet<>();
+        for (Item it : items) {
+            stripes.add(HashtableOnDisk.stripe(it.hash));
+        }
+        for (int s : stripes) {
+            t.writers[s].lock();
+        }
+        try {
+            t.ensureOpen();
+            Shape s = t.shape;
+            Set<Long> buckets = new HashSet<>();
+            List<Item> round = new ArrayList<>();
+            List<Item> later = new ArrayList<>();
+            for (Item it : items) {
+                BucketArray a = s.arrayOf(it.hash);
+                long key = (it.hash & a.mask()) | (a == s.array ? 0 : Long.MIN_VALUE);
+                (buckets.add(key) ? round : later).add(it);
+            }
+            long now = t.clock.getAsLong();
+            List<Found> found = new ArrayList<>(round.size());
+            List<Item> puts = new ArrayList<>(round.size());
+            List<ByteBuffer> payloads = new ArrayList<>(round.size());
+            for (Item it : round) {
+                Found f = t.findForWrite(s, it.key, it.hash, false, HashtableOnDisk.stripe(it.hash));
+                if (it.value == null) {
+                    if (f.entry != null) {
+                        t.unlink(HashtableOnDisk.stripe(it.hash), f);
+                    }
+                    continue;
+                }
+                StoredEntry cur = f.entry;
+                boolean live = cur != null && !cur.expiredAt(now);
+                long version = it.version != 0 ? it.version : live ? cur.version + 1 : 1;
+                long next = cur != null ? cur.next : f.first;
+                found.add(f);
+                puts.add(it);
+                payloads.add(Entries.encode(next, t.tableId, it.hash, version, it.expiry, it.key, it.value));
+            }
+            long[] handles = payloads.isEmpty() ? new long[0] : t.heap.allocateBatch(payloads);
+            t.gate.entriesWritten(handles.length);
+            for (int i = 0; i < puts.size(); i++) {
+                Found f = found.get(i);
+                int st = HashtableOnDisk.stripe(puts.get(i).hash);
+                Lock w = t.views[st].writeLock();
+                w.lock();
+                try {
+                    t.link(st, f.array, f.bucket, f.entry != null ? f.pred : 0, f.entry != null ? f.predSalt : f.bucket,
+                            handles[i]);
+                    if (f.entry == null) {
+                        t.count.incrementAndGet();
+                        t.gate.touch(t);
+                    }
+                } finally {
+                    w.unlock();
+                }
+                if (f.entry != null) {
+                    t.gate.retire(f.entry.handle);
+                }
+            }
+            if (t.syncEachWrite && !round.isEmpty()) {
+                t.gate.sync();
+            }
+            return later;
+        } finally {
+            for (int s : stripes.descendingSet()) {
+                t.writers[s].unlock();
+            }
+        }
+    }
+}
