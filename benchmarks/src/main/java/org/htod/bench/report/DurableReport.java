@@ -172,9 +172,10 @@ public final class DurableReport {
 
         if (!ioLines.isEmpty()) {
             b.append("\nhtod's device over each whole trial (warmup included): puts per device sync, log records per"
-                    + " group commit (log mode), bytes written per put:\n\n"
-                    + "| store | value B | threads | puts | puts/sync | records/group | bytes written/put |\n"
-                    + "|---|---|---|---|---|---|---|\n");
+                    + " group commit (log mode), bytes written per put, and the share of the waits for another's"
+                    + " group commit that ended parked rather than while yielding (where the log counts them):\n\n"
+                    + "| store | value B | threads | puts | puts/sync | records/group | bytes written/put | waits parked |\n"
+                    + "|---|---|---|---|---|---|---|---|\n");
             for (String line : ioLines) {
                 Map<String, String> f = fields(line);
                 if (!f.containsKey("store") || !f.containsKey("puts")) {
@@ -188,13 +189,24 @@ public final class DurableReport {
                     perGroup = String.format(Locale.ROOT, "%.2f",
                             Long.parseLong(f.get("groupRecords")) / (double) Long.parseLong(f.get("groups")));
                 }
-                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %s | %s | %s |%n", f.get("store"),
+                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %s | %s | %s | %s |%n", f.get("store"),
                         f.get("valueSize"), f.get("threads"), puts,
                         syncs == 0 ? "–" : String.format(Locale.ROOT, "%.2f", puts / (double) syncs), perGroup,
-                        puts == 0 ? "–" : String.format(Locale.ROOT, "%,.0f", written / (double) puts)));
+                        puts == 0 ? "–" : String.format(Locale.ROOT, "%,.0f", written / (double) puts), parkedShare(f)));
             }
         }
         return b.toString();
+    }
+
+    /** Of the waits a line counts, the share that parked, as a percentage; "–" where it counts none. */
+    static String parkedShare(Map<String, String> f) {
+        if (!f.containsKey("waitsParked")) {
+            return "–";
+        }
+        long parked = Long.parseLong(f.get("waitsParked"));
+        long all = parked + Long.parseLong(f.getOrDefault("waitsYielded", "0"))
+                + Long.parseLong(f.getOrDefault("waitsAtOnce", "0"));
+        return all == 0 ? "–" : String.format(Locale.ROOT, "%.1f%%", 100.0 * parked / all);
     }
 
     /** The {@code key=value} fields of a {@code durable-io} line. */

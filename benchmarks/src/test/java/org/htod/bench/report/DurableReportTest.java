@@ -30,12 +30,15 @@ class DurableReportTest {
         assertEquals(4, scores.size());
         String md = DurableReport.report(scores,
                 List.of("durable-io store=htod-log valueSize=200 threads=4 puts=1000 syncs=250 writes=260"
-                        + " bytesWritten=500000 groups=200 groupRecords=1000"), "cmd", List.of("Disk: fast."));
+                        + " bytesWritten=500000 groups=200 groupRecords=1000 waitsAtOnce=10 waitsYielded=590 waitsParked=200",
+                        "durable-io store=htod-log valueSize=4000 threads=4 puts=10 syncs=5 writes=5 bytesWritten=50000"
+                        + " groups=5 groupRecords=10"), "cmd", List.of("Disk: fast."));
         assertTrue(md.contains("| 200 | 1 | 100 | 200 |"), md);
         assertTrue(md.contains("| 200 | 1 | 0.50 |"), md);
         assertTrue(md.contains("| 200 | 4 | 4.00 |"), md);
         assertTrue(md.contains("| 200 | 4 | 4.00 | 0.50 |"), md);
-        assertTrue(md.contains("| htod-log | 200 | 4 | 1,000 | 4.00 | 5.00 | 500 |"), md);
+        assertTrue(md.contains("| htod-log | 200 | 4 | 1,000 | 4.00 | 5.00 | 500 | 25.0% |"), md);
+        assertTrue(md.contains("| htod-log | 4000 | 4 | 10 | 2.00 | 2.00 | 5,000 | – |"), md); // a log that did not count its waits
         assertTrue(md.contains("Command: `cmd`") && md.contains("Disk: fast."), md);
     }
 }
