@@ -56,6 +56,35 @@ final class Waiters {
     private static final int CREDIT_STEP = 1 << 17;
 
     /**
+     * The clock and the yield {@link #await} uses, and whether a wait is a sample: the machine's
+     * ({@link #MACHINE}), or a test's, which drives the clock to make yields slow or fast.
+     */
+    interface Scheduling {
+        long nanoTime();
+
+        void yieldProcessor();
+
+        boolean sample();
+    }
+
+    private static final Scheduling MACHINE = new Scheduling() {
+        @Override
+        public long nanoTime() {
+            return System.nanoTime();
+        }
+
+        @Override
+        public void yieldProcessor() {
+            Thread.yield();
+        }
+
+        @Override
+        public boolean sample() {
+            return ThreadLocalRandom.current().nextInt(SAMPLE) == 0;
+        }
+    };
+
+    /**
      * Positive while yielding has ended waits before {@link #MAX_YIELD_NANOS} lately, negative
      * while it has not; {@link #await} skips yielding when it is negative. Read and written
      * without the monitor: a lost update costs one sample.
@@ -74,6 +103,16 @@ final class Waiters {
     private List<Waiter> next = new ArrayList<>();
     /** The waiter woken to lead the next group and not yet back under the monitor, or null. */
     private Waiter heir;
+    /** The machine's clock and yield, or a test's. */
+    private final Scheduling scheduling;
+
+    Waiters() {
+        this(MACHINE);
+    }
+
+    Waiters(Scheduling scheduling) {
+        this.scheduling = scheduling;
+    }
 
     /** The calling thread waits for {@code upTo}; it waits in {@link #await} after leaving the monitor. */
     Waiter add(long upTo, long generation) {
@@ -162,20 +201,20 @@ final class Waiters {
             atOnce.increment();
             return first;
         }
-        boolean sampled = ThreadLocalRandom.current().nextInt(SAMPLE) == 0;
+        boolean sampled = scheduling.sample();
         boolean learn = sampled;
         boolean paid = false;
         if (sampled || yieldCredit >= 0) {
-            long begin = System.nanoTime();
+            long begin = scheduling.nanoTime();
             long last = begin;
             int slow = 0;
             while (last - begin <= MAX_YIELD_NANOS && !Thread.currentThread().isInterrupted()) {
-                Thread.yield();
+                scheduling.yieldProcessor();
                 if (w.state != WAITING) {
                     paid = true;
                     break;
                 }
-                long now = System.nanoTime();
+                long now = scheduling.nanoTime();
                 if (now - last >= SLOW_YIELD_NANOS && ++slow >= SLOW_YIELDS) {
                     learn = true; // others need the processors: park, and say so at once
                     break;
@@ -183,23 +222,28 @@ final class Waiters {
                 last = now;
             }
         }
-        int s;
-        if (paid) {
-            yielded.increment();
-            s = w.state;
-        } else {
-            parked.increment();
-            while ((s = w.state) == WAITING && !Thread.currentThread().isInterrupted()) {
-                LockSupport.park(blocker);
-            }
-        }
         if (learn) {
             // An exponential average in fixed point: each sample moves it by a 1,024th, up if the
-            // yields ended the wait, down if not. Racing waiters may lose a sample: it is a guess.
+            // yields ended the wait, down if not; before parking, so that the other waiters know
+            // at once. Racing waiters may lose a sample: it is a guess.
             int v = yieldCredit;
             yieldCredit = v - v / 1024 + (paid ? CREDIT_STEP : -CREDIT_STEP);
         }
+        if (paid) {
+            yielded.increment();
+            return w.state;
+        }
+        parked.increment();
+        int s;
+        while ((s = w.state) == WAITING && !Thread.currentThread().isInterrupted()) {
+            LockSupport.park(blocker);
+        }
         return s;
+    }
+
+    /** Whether waits yield first now ({@link #yieldCredit} not negative); for the tests. */
+    boolean yielding() {
+        return yieldCredit >= 0;
     }
 
     /** How the waits so far ended: over before they began, while yielding, parked; read without the monitor. */
