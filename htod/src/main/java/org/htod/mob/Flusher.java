@@ -145,8 +145,10 @@ final class Flusher {
                         installs.checkpoint(true);
                         return;
                     }
-                    if (log.used() > log.regionSize() / 3 || (idle && installs.logMovedSinceCheckpoint())) {
+                    if (idle && installs.logMovedSinceCheckpoint()) {
                         installs.checkpoint(false);
+                    } else {
+                        installs.checkpointIfLogFills();
                     }
                     idleSince = System.nanoTime();
                 }
