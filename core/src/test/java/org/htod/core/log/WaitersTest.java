@@ -33,6 +33,18 @@ class WaitersTest {
         assertArrayEquals(new long[] {1, 0, 0}, waiters.counts(), "over before it began");
     }
 
+    /**
+     * Waits until {@code t} has parked, and fails if it has not within 20 s: a waiter still
+     * yielding is RUNNABLE, never WAITING.
+     */
+    static void untilParked(Thread t) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (t.getState() != Thread.State.WAITING && System.nanoTime() < deadline) {
+            Thread.sleep(2);
+        }
+        assertEquals(Thread.State.WAITING, t.getState(), "the waiter parks once yielding has not ended its wait");
+    }
+
     @Test
     @Timeout(30)
     void aLongWaitEndsParkedAndTheWakeReachesIt() throws Exception {
@@ -47,12 +59,7 @@ class WaitersTest {
             state.complete(waiters.await(w, this));
         });
         t.start();
-        // Far beyond the yield window: a waiter still yielding is RUNNABLE, never WAITING.
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (t.getState() != Thread.State.WAITING && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertEquals(Thread.State.WAITING, t.getState(), "the waiter parks once yielding has not ended its wait");
+        untilParked(t); // far beyond the yield window
         assertEquals(Waiters.WAITING, added.get().state);
         synchronized (waiters) {
             // durable short of its record: it stays; then one that covers it

@@ -62,15 +62,6 @@ class WaitersYieldTest {
         return new Waiting(t, state);
     }
 
-    /** Waits until the waiter has parked (yielding, it stays RUNNABLE). */
-    private static void untilParked(Waiting w) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (w.thread.getState() != Thread.State.WAITING && System.nanoTime() < deadline) {
-            Thread.sleep(2);
-        }
-        assertEquals(Thread.State.WAITING, w.thread.getState(), "the waiter parked");
-    }
-
     private void wakeUpTo(long durable) {
         synchronized (waiters) {
             Waiters.unpark(waiters.wake(durable, 0, false, false));
@@ -89,14 +80,14 @@ class WaitersYieldTest {
         driven.perYield = Waiters.SLOW_YIELD_NANOS + 2_000; // each yield ran another thread
         assertTrue(waiters.yielding(), "a new log's waiters yield first");
         Waiting first = startWaiting(1);
-        untilParked(first);
+        WaitersTest.untilParked(first.thread);
         assertEquals(Waiters.SLOW_YIELDS, driven.yields.get(), "it parked at the third slow yield");
         assertFalse(waiters.yielding(), "and said that yielding does not pay");
         wakeUpTo(1);
         assertEquals(Waiters.DURABLE, end(first));
 
         Waiting second = startWaiting(2); // not a sample: it does not try
-        untilParked(second);
+        WaitersTest.untilParked(second.thread);
         assertEquals(Waiters.SLOW_YIELDS, driven.yields.get(), "no yield before parking");
         wakeUpTo(2);
         assertEquals(Waiters.DURABLE, end(second));
@@ -108,7 +99,7 @@ class WaitersYieldTest {
     void aSampledWaitThatYieldingEndsTurnsYieldingBackOn() throws Exception {
         driven.perYield = Waiters.SLOW_YIELD_NANOS + 2_000;
         Waiting slow = startWaiting(1);
-        untilParked(slow);
+        WaitersTest.untilParked(slow.thread);
         wakeUpTo(1);
         end(slow);
         assertFalse(waiters.yielding());
@@ -133,7 +124,7 @@ class WaitersYieldTest {
     void aWaitThatOutlastsTheYieldWindowParksWithoutAVerdict() throws Exception {
         driven.perYield = 1_000; // fast yields, below the slow mark
         Waiting w = startWaiting(1);
-        untilParked(w);
+        WaitersTest.untilParked(w.thread);
         long expected = Waiters.MAX_YIELD_NANOS / 1_000 + 1;
         assertEquals(expected, driven.yields.get(), "it yielded for the whole window, then parked");
         assertTrue(waiters.yielding(), "an unsampled wait that ran out changes nothing");
