@@ -186,6 +186,7 @@ public final class Htod {
         private boolean asStored;
         private long bufferSize = defaultBufferSize();
         private int installBatch = 4096;
+        private int placeValuesFrom = Integer.getInteger("htod.placeValuesFrom.tmp", 0);
         private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
         private Progress progress = Progress.NONE;
         private boolean mapReads = true;
@@ -270,6 +271,21 @@ public final class Htod {
                 throw new IllegalArgumentException("bufferSize must be at least 64 KiB, found " + bytes);
             }
             this.bufferSize = bytes;
+            return this;
+        }
+
+        /**
+         * Log mode: a put of a value of at least {@code bytes} bytes writes the key's entry into a
+         * heap block of its own before it is logged, and its log record names the block instead of
+         * carrying the value; the install then only links the block. A large value so reaches the
+         * disk once, not in the log and again in the heap, at the price of a commit that syncs the
+         * device rather than the log's frames alone. 0 (the default) places no value.
+         */
+        public Builder placeValuesFrom(int bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("placeValuesFrom must be 0 (never) or a value size, found " + bytes);
+            }
+            this.placeValuesFrom = bytes;
             return this;
         }
 
@@ -411,7 +427,7 @@ public final class Htod {
                     TableOptions topts = new TableOptions(false, c::millis, loadPermille, cacheSize, maxPendingLinks,
                             doublingMinBatch);
                     WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
-                            bufferSize, Math.max(1, syncInterval.toMillis()), installBatch);
+                            bufferSize, Math.max(1, syncInterval.toMillis()), installBatch, placeValuesFrom);
                     // An online compaction opens the file again with these very options.
                     HtodStore.Reopen reopen = path == null ? null : new HtodStore.Reopen(path,
                             dev -> LoggedOpen.open(dev, false, cfg, topts, wopts, c::millis));

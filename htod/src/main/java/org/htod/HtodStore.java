@@ -116,7 +116,9 @@ public final class HtodStore implements AutoCloseable {
                 + " last checkpoint and the log: " + f.logBytesRead() + " bytes of log read, " + f.dataRecords()
                 + " data records and " + f.installRecords() + " install records replayed (" + f.allocationsReplayed()
                 + " allocations, " + f.freesReplayed() + " frees, " + f.linksRedone() + " links redone), " + f.keysBuffered()
-                + " changes back in the write buffer; the log " + f.logEnd()) + ", in " + f.took().toMillis() + " ms";
+                + " changes back in the write buffer" + (f.placedValuesRead() == 0 ? "" : " (" + f.placedValuesRead()
+                + " of their values read from the blocks their writers placed them in, " + f.placedBytesRead() + " bytes)")
+                + "; the log " + f.logEnd()) + ", in " + f.took().toMillis() + " ms";
         return new RecoveryReport(f.clean(), "log", f.took(), 0, Duration.ZERO, 0, 0, 0, 0, f.logBytesRead(),
                 f.dataRecords(), f.installRecords(), f.keysBuffered(), detail);
     }

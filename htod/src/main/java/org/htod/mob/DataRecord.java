@@ -13,34 +13,57 @@ import org.htod.core.CorruptStoreException;
  * <pre>
  * 4   count n
  * n × operation:
- *   1  kind        1 put, 2 remove
+ *   1  kind        1 put, 2 remove, 3 placed put
  *   8  tableId     the map's table
  *   4  keyLength k
  *   k  key
- *   put only:
+ *   put and placed put:
  *   8  version     the version the entry gets (decided when the change was logged)
  *   8  expiry      epoch milliseconds, 0 for never
  *   4  valueLength v
+ *   put only:
  *   v  value
+ *   placed put only:
+ *   8  block       handle of the heap block holding the key's whole entry, value included
+ *   4  headCrc     the entry's head CRC (over its fields, its value's CRC among them, and its key)
  * </pre>
  *
  * Every operation is a blind write with its outcome decided: the value a key gets, or its
  * removal. Replaying records in order therefore leaves each key as the last one says, however
  * many of them had been installed before, and replaying twice equals replaying once.
+ *
+ * <p>A placed put's value is not in the log: its writer wrote the entry into a heap block of its
+ * own before logging the record, and the commit that makes the record durable syncs the device,
+ * so the block is durable with it (see {@code WriteLayer}'s placed values).
  */
 final class DataRecord {
     static final int TYPE = 1;
     static final byte PUT = 1;
     static final byte REMOVE = 2;
+    static final byte PLACED = 3;
 
-    /** One operation: {@code value} null for a removal. */
-    record Op(long tableId, byte[] key, byte[] value, long version, long expiry) {
+    /** Where a placed put's entry lies: its block, the entry's head CRC, and its value's length. */
+    record Placed(long block, int headCrc, int valueLength) {}
+
+    /**
+     * One operation: {@code value} and {@code placed} null for a removal. A placed put has {@code
+     * placed}, and its {@code value} when its writer logs it, null when read back from the log.
+     */
+    record Op(long tableId, byte[] key, byte[] value, long version, long expiry, Placed placed) {
+        Op(long tableId, byte[] key, byte[] value, long version, long expiry) {
+            this(tableId, key, value, version, expiry, null);
+        }
+
         boolean isRemove() {
-            return value == null;
+            return value == null && placed == null;
         }
 
         int size() {
-            return 1 + 8 + 4 + key.length + (value == null ? 0 : 8 + 8 + 4 + value.length);
+            int head = 1 + 8 + 4 + key.length;
+            if (placed != null) {
+                return head + 8 + 8 + 4 + 8 + 4;
+            }
+            return head + (value == null ? 0 : 8 + 8 + 4 + value.length);
         }
     }
 
@@ -58,9 +81,14 @@ final class DataRecord {
         ByteBuffer b = ByteBuffer.allocate(size(ops));
         b.putInt(ops.size());
         for (Op op : ops) {
-            b.put(op.isRemove() ? REMOVE : PUT).putLong(op.tableId()).putInt(op.key().length).put(op.key());
-            if (!op.isRemove()) {
+            byte kind = op.placed() != null ? PLACED : op.isRemove() ? REMOVE : PUT;
+            b.put(kind).putLong(op.tableId()).putInt(op.key().length).put(op.key());
+            if (kind == PUT) {
                 b.putLong(op.version()).putLong(op.expiry()).putInt(op.value().length).put(op.value());
+            } else if (kind == PLACED) {
+                Placed p = op.placed();
+                b.putLong(op.version()).putLong(op.expiry()).putInt(p.valueLength()).putLong(p.block())
+                        .putInt(p.headCrc());
             }
         }
         return b.flip();
@@ -83,6 +111,17 @@ final class DataRecord {
                     long version = b.getLong();
                     long expiry = b.getLong();
                     ops.add(new Op(tableId, key, bytes(b, lsn, device), version, expiry));
+                } else if (kind == PLACED) {
+                    long version = b.getLong();
+                    long expiry = b.getLong();
+                    int valueLength = b.getInt();
+                    long block = b.getLong();
+                    int headCrc = b.getInt();
+                    if (valueLength < 0 || block == 0) {
+                        throw bad(lsn, device, "a placed put of value length " + valueLength + " in block 0x"
+                                + Long.toHexString(block));
+                    }
+                    ops.add(new Op(tableId, key, null, version, expiry, new Placed(block, headCrc, valueLength)));
                 } else {
                     throw bad(lsn, device, "an operation of kind " + kind);
                 }

@@ -96,9 +96,13 @@ final class Flusher {
         return closeFailure;
     }
 
-    /** The high-water marks: the buffer over half full, or the log over a third used. A round runs at once. */
+    /**
+     * The high-water marks: the buffer over half full, the log over a third used, or the replaced
+     * placed values holding much of the heap. A round runs at once.
+     */
     private boolean overHighWater() {
-        return mob.bytes() > mob.capacity() / 2 || log.used() > log.regionSize() / 3;
+        return mob.bytes() > mob.capacity() / 2 || log.used() > log.regionSize() / 3
+                || installs.replaced.worthASync(mob.capacity());
     }
 
     private boolean workDue() {
@@ -121,6 +125,12 @@ final class Flusher {
                     if (!log.failed()) {
                         log.sync();
                     }
+                }
+                if (installs.replaced.worthASync(mob.capacity()) && !log.failed()) {
+                    // Placed values replaced before their install hold heap blocks until the records
+                    // that replaced them are durable: a sync gives them back.
+                    log.sync();
+                    installs.replaced.releaseDurable();
                 }
                 boolean idle = System.nanoTime() - idleSince > 1_000_000_000L;
                 if (layer.closing() || idle || overHighWater()) {

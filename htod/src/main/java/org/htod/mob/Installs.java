@@ -43,6 +43,8 @@ final class Installs {
     private final WriteLayer.Stats stats;
     /** The write layer's heal after a failed log write: a log that failed takes no record until healed. */
     private final Runnable heal;
+    /** Blocks of placed values that a later change replaced before the flusher took them. */
+    final ReplacedBlocks replaced;
     /** Blocks of checkpoints whose superblock update failed. */
     private final List<Long> heldBlocks = new ArrayList<>();
     /** Handle of the block holding the checkpoint in force (0: none yet). */
@@ -67,6 +69,8 @@ final class Installs {
         this.heal = heal;
         this.checkpointBlock = checkpointBlock;
         this.lastCheckpointEnd = log.end();
+        this.replaced = new ReplacedBlocks(heap, log);
+        mob.onReplacedPlaced(replaced);
     }
 
     /** Installs one batch of the oldest changes; returns whether there was anything to install. */
@@ -89,10 +93,15 @@ final class Installs {
             for (int i = 0; i < took.length; i++) {
                 Mob.Pending p = batch.get(i);
                 Mob.Value v = took[i];
-                items.computeIfAbsent(p.tableId, t -> new ArrayList<>())
-                        .add(new HashtableOnDisk.Item(p.key, v.value(), v.expiry(), v.version()));
+                items.computeIfAbsent(p.tableId, t -> new ArrayList<>()).add(new HashtableOnDisk.Item(p.key, v.value(),
+                        v.expiry(), v.version(), v.placed(), v.placedHeadCrc()));
             }
             try {
+                for (Mob.Value v : took) {
+                    if (v.placed() != 0) {
+                        heap.recordAllocation(v.placed()); // this batch's install record names it
+                    }
+                }
                 for (Map.Entry<Long, List<HashtableOnDisk.Item>> e : items.entrySet()) {
                     BufferedMap m = byId.get(e.getKey());
                     if (m == null) {
@@ -106,6 +115,7 @@ final class Installs {
                 mob.eachUnderLock(batch, i -> mob.abandoned(batch.get(i)));
                 throw e;
             }
+            replaced.releaseDurable(); // the commit made every record before it durable
             mob.eachUnderLock(batch, i -> mob.installed(batch.get(i), took[i]));
             mob.roomMade();
             stats.installs++;
@@ -225,7 +235,10 @@ final class Installs {
             if (old != 0) {
                 given[given.length - 1] = old;
             }
-            long estimate = 64L + heap.snapshot(given).remaining() + 64L * (tables.all().size() + 1) + 256;
+            // Room too for the free blocks that values placed meanwhile add (the snapshot counts
+            // those blocks free): writers place them without the install lock.
+            long estimate = 64L + heap.snapshot(given).remaining() + 64L * (tables.all().size() + 1) + 256
+                    + 12L * (heap.unrecordedCount() + 1024);
             long block = heap.allocate(ByteBuffer.allocate((int) estimate));
             installer.forget(block);
             boolean superblockTried = false;

@@ -47,7 +47,7 @@ public final class LoggedOpen {
     /** What opening found and did, for the store's recovery report. */
     public record Facts(String path, boolean clean, Duration took, long logBytesRead, long dataRecords,
             long installRecords, long allocationsReplayed, long freesReplayed, long linksRedone, long keysBuffered,
-            String logEnd) {}
+            long placedValuesRead, long placedBytesRead, String logEnd) {}
 
     private LoggedOpen() {}
 
@@ -128,15 +128,13 @@ public final class LoggedOpen {
         layer.installs.checkpoint(false);
         layer.start();
         Facts f = new Facts(path, direct.recovery() == null, Duration.ofNanos(System.nanoTime() - t0), 0, 0, 0, 0, 0, 0,
-                0, "a new log at position " + position);
+                0, 0, 0, "a new log at position " + position);
         return new Opened(layer, f, direct);
     }
 
     private static long align(long p) {
         return (p + Records.ALIGN - 1) / Records.ALIGN * Records.ALIGN;
     }
-
-    private record Logged(long lsn, List<DataRecord.Op> ops) {}
 
     private static Opened restore(BlockDevice dev, Container c, Superblock sb, TableOptions topts,
             WriteLayer.Options wopts, LongSupplier clock, long t0, StepListener progress) {
@@ -165,7 +163,7 @@ public final class LoggedOpen {
         }
 
         // Read the log whole before anything changes.
-        List<Logged> data = new ArrayList<>();
+        List<PlacedValues.Logged> data = new ArrayList<>();
         List<InstallRecord> installs = new ArrayList<>();
         long start = sb.log().start();
         long end;
@@ -186,7 +184,7 @@ public final class LoggedOpen {
                     progress.step(r.position() - start, sb.logSize());
                 }
                 if (rec.type() == DataRecord.TYPE) {
-                    data.add(new Logged(rec.lsn(), DataRecord.decode(rec.payload(), rec.lsn(), name)));
+                    data.add(new PlacedValues.Logged(rec.lsn(), DataRecord.decode(rec.payload(), rec.lsn(), name)));
                 } else if (rec.type() == InstallRecord.TYPE) {
                     if (rec.lsn() >= sb.log().checkpoint()) {
                         installs.add(InstallRecord.decode(rec.payload(), rec.lsn(), name));
@@ -202,6 +200,9 @@ public final class LoggedOpen {
             stop = "ends at position " + end + ": " + r.stopReason();
             progress.step(end - start, end - start);
         }
+
+        // The values placed in the heap by the last record of their keys, read and checked.
+        PlacedValues.Settled placed = PlacedValues.settle(heap, data, name);
 
         // Redo the installs after the checkpoint: the heap's allocations and frees, the tables'
         // states, and the links (but not into a block a later record frees: it may be reused).
@@ -235,6 +236,15 @@ public final class LoggedOpen {
         }
         // A link into a block freed later was dropped above when met; one freed before it was met
         // is from a later reuse and stays.
+        // A placed value's block no install recorded is free to the replay: taken back, unrecorded.
+        for (PlacedValues.Logged d : data) {
+            for (int i = 0; i < d.ops().size(); i++) {
+                DataRecord.Op op = d.ops().get(i);
+                if (op.placed() != null && placed.value(d.lsn(), i) != null) {
+                    replay.claimUnrecordedIfFree(op.placed().block());
+                }
+            }
+        }
         replay.finish();
 
         long epoch = lastEpoch + 1;
@@ -248,14 +258,23 @@ public final class LoggedOpen {
         }
         Mob mob = new Mob(wopts.bufferBytes());
         long keys = 0;
-        for (Logged d : data) {
-            for (DataRecord.Op op : d.ops()) {
+        for (PlacedValues.Logged d : data) {
+            for (int i = 0; i < d.ops().size(); i++) {
+                DataRecord.Op op = d.ops().get(i);
                 if (!known.containsKey(op.tableId())) {
                     throw new CorruptStoreException(name + ": the log record at position " + d.lsn() + " changes table id 0x"
                             + Long.toHexString(op.tableId()) + ", which the catalog does not hold", -1);
                 }
-                mob.put(op.tableId(), op.key(), Hashing.hash(op.key()),
-                        new Mob.Value(op.value(), op.expiry(), op.version()), d.lsn(), Mob.UNKNOWN);
+                Mob.Value v;
+                if (op.placed() == null) {
+                    v = new Mob.Value(op.value(), op.expiry(), op.version());
+                } else {
+                    byte[] value = placed.value(d.lsn(), i);
+                    // A placed put a later record of its key replaces: a stand-in, replaced next.
+                    v = value == null ? new Mob.Value(new byte[0], op.expiry(), op.version())
+                            : new Mob.Value(value, op.expiry(), op.version(), op.placed().block(), op.placed().headCrc());
+                }
+                mob.put(op.tableId(), op.key(), Hashing.hash(op.key()), v, d.lsn(), Mob.UNKNOWN);
                 keys++;
             }
         }
@@ -272,7 +291,7 @@ public final class LoggedOpen {
         layer.start();
         long[] rc = replay.counts();
         Facts f = new Facts("log", sb.clean(), Duration.ofNanos(System.nanoTime() - t0), bytesRead, data.size(),
-                installs.size(), rc[0], rc[1], links.size(), keys, stop);
+                installs.size(), rc[0], rc[1], links.size(), keys, placed.values().size(), placed.bytesRead(), stop);
         return new Opened(layer, f, null);
     }
 }

@@ -38,8 +38,16 @@ final class Mob {
     private static final int OVERHEAD = 160;
     static final int UNKNOWN = -1;
 
-    /** A key's decided state: its value ({@code null}: removed), expiry and version. Immutable. */
-    record Value(byte[] value, long expiry, long version) {
+    /**
+     * A key's decided state: its value ({@code null}: removed), expiry and version; for a placed
+     * value, the heap block its writer wrote the entry to and the entry's head CRC ({@code placed}
+     * 0 otherwise). Immutable.
+     */
+    record Value(byte[] value, long expiry, long version, long placed, int placedHeadCrc) {
+        Value(byte[] value, long expiry, long version) {
+            this(value, expiry, version, 0, 0);
+        }
+
         boolean isRemove() {
             return value == null;
         }
@@ -118,6 +126,11 @@ final class Mob {
     private final ConcurrentSkipListSet<Pending> queue = new ConcurrentSkipListSet<>(
             Comparator.<Pending>comparingLong(p -> p.firstLsn).thenComparingLong(p -> p.seq));
     private final ConcurrentHashMap<Long, LongAdder> deltas = new ConcurrentHashMap<>();
+    /**
+     * Told of the block of each placed value that a later change replaced before the flusher took
+     * it; null while a recovery replays the log (whose replaced blocks were never taken back).
+     */
+    private volatile ReplacedBlocks replacedPlaced;
     /** Per map, its keys whose {@link Pending#inTable} is {@link #UNKNOWN}: a size resolves them only while some are. */
     private final ConcurrentHashMap<Long, LongAdder> unknowns = new ConcurrentHashMap<>();
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
@@ -237,6 +250,14 @@ final class Mob {
         }
         int oldBytes = p.bytes();
         int oldDelta = p.delta();
+        Value old = p.current;
+        // A placed value replaced before the flusher took it will never be installed: its block
+        // goes back once this change's record is durable (see WriteLayer's placed values). One the
+        // flusher took and installs now stays; so does one logged again with the same block.
+        ReplacedBlocks onReplaced = replacedPlaced;
+        if (onReplaced != null && old.placed != 0 && old.placed != v.placed && !(p.taken >= 0 && p.firstAfterTaken < 0)) {
+            onReplaced.add(old.placed, lsn);
+        }
         p.current = v;
         p.lastLsn = Math.max(p.lastLsn, lsn);
         if (p.taken >= 0 && p.firstAfterTaken < 0) {
@@ -281,6 +302,11 @@ final class Mob {
         }
         LongAdder d = deltas.get(tableIdOf);
         return d == null ? 0 : d.sum();
+    }
+
+    /** From now on, {@code r} is told of each placed value replaced before its install (see {@link #put}). */
+    void onReplacedPlaced(ReplacedBlocks r) {
+        replacedPlaced = r;
     }
 
     /** Up to {@code max} keys not being installed, oldest record first. */

@@ -22,6 +22,7 @@ import org.htod.table.HashtableOnDisk;
 import org.htod.table.Hashing;
 import org.htod.table.Installer;
 import org.htod.table.Mutation;
+import org.htod.table.PlacedEntries;
 import org.htod.table.StoredEntry;
 import org.htod.table.TableStore;
 
@@ -51,7 +52,8 @@ import org.htod.table.TableStore;
  */
 public final class WriteLayer {
     /** How the write layer behaves; see the builder's options. */
-    public record Options(Durability durability, long bufferBytes, long syncIntervalMillis, int installBatch) {}
+    public record Options(Durability durability, long bufferBytes, long syncIntervalMillis, int installBatch,
+            int placeValuesFrom) {}
 
     /** When changes are durable, as the store's durability says. */
     public enum Durability { SYNC, ASYNC, NONE }
@@ -238,18 +240,22 @@ public final class WriteLayer {
                     return; // nothing to remove
                 }
                 long version = c.version() != 0 ? c.version() : cur != null ? cur.version() + 1 : 1;
-                DataRecord.Op op = new DataRecord.Op(m.tableId, key, c.isRemove() ? null : c.value(), version,
-                        c.expiry());
+                Mob.Value v = place(m, key, c, version);
+                DataRecord.Op op = new DataRecord.Op(m.tableId, key, v.value(), version, c.expiry(), placedOf(v));
                 ByteBuffer payload = DataRecord.encode(List.of(op));
-                Log.Appended a = log.tryAppend(DataRecord.TYPE, payload);
+                Log.Appended a = log.tryAppend(DataRecord.TYPE, payload, v.placed() != 0);
                 if (a == null) {
+                    if (v.placed() != 0) {
+                        heap.releaseUnrecorded(v.placed()); // no record names it
+                    }
                     decidedOn = state(p, inTableEntry); // only now: it hashes the value
                     decided = c;
                     expected = payload.remaining();
                 } else {
+                    // Should the wait fail, a placed block stays allocated (unrecorded) until the
+                    // store reopens: the record may yet be durable, and name it.
                     finish(a);
-                    mob.put(m.tableId, key, hash, new Mob.Value(op.value(), op.expiry(), op.version()), a.lsn(),
-                            p == null ? inTable : p.inTable);
+                    mob.put(m.tableId, key, hash, v, a.lsn(), p == null ? inTable : p.inTable);
                     break;
                 }
             } finally {
@@ -258,7 +264,30 @@ public final class WriteLayer {
             }
             awaitLogRoom(expected);
         }
+        installs.replaced.releaseDurable();
         flusher.nudge();
+    }
+
+    /**
+     * The state a change gives its key. A put of a value of at least {@link
+     * Options#placeValuesFrom} bytes writes the key's entry into a heap block first, allocated
+     * unrecorded ({@link Heap#allocateUnrecorded}): the log record names the block instead of
+     * carrying the value, and its commit syncs the device, so the value reaches the disk once. Its
+     * install records and links the block. A crash before then leaves the block free to
+     * recovery, which takes it back for each key whose last record names it.
+     */
+    private Mob.Value place(BufferedMap m, byte[] key, Change c, long version) {
+        if (c.isRemove() || options.placeValuesFrom() <= 0 || c.value().length < options.placeValuesFrom()) {
+            return new Mob.Value(c.isRemove() ? null : c.value(), c.expiry(), version);
+        }
+        ByteBuffer entry = PlacedEntries.encode(m.tableId, version, c.expiry(), key, c.value());
+        long block = heap.allocateUnrecorded(entry);
+        return new Mob.Value(c.value(), c.expiry(), version, block, PlacedEntries.headCrc(entry));
+    }
+
+    /** How a record names a placed value's block, or null if the value is not placed. */
+    static DataRecord.Placed placedOf(Mob.Value v) {
+        return v.placed() == 0 ? null : new DataRecord.Placed(v.placed(), v.placedHeadCrc(), v.value().length);
     }
 
     /**
@@ -471,8 +500,11 @@ public final class WriteLayer {
                 for (Mob.Pending p : mob.of(m.tableId)) {
                     if (p.lastLsn >= from) {
                         Mob.Value v = p.current;
-                        DataRecord.Op op = new DataRecord.Op(p.tableId, p.key, v.value(), v.version(), v.expiry());
-                        Log.Appended a = log.appendReserved(DataRecord.TYPE, DataRecord.encode(List.of(op)));
+                        // A placed value is logged again naming the same block, which stayed allocated.
+                        DataRecord.Op op = new DataRecord.Op(p.tableId, p.key, v.value(), v.version(), v.expiry(),
+                                placedOf(v));
+                        Log.Appended a = log.appendReserved(DataRecord.TYPE, DataRecord.encode(List.of(op)),
+                                v.placed() != 0);
                         ReentrantLock l = mob.lock(p.tableId, p.hash);
                         l.lock();
                         try {
@@ -538,7 +570,7 @@ public final class WriteLayer {
             // The headers say the tables' states as of the last checkpoint; the verifier compares
             // them with memory, so they are written now (log mode's recovery reads only their ids).
             tables.writeHeaders();
-            return tables.verify(true, installs::isCheckpointBlock, progress);
+            return tables.verify(true, h -> installs.isCheckpointBlock(h) || heap.isUnrecorded(h), progress);
         } finally {
             install.unlock();
         }

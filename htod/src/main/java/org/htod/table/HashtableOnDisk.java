@@ -671,13 +671,24 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         final long hash;
         final long expiry;
         final long version;
+        /** The block its writer placed the entry in ({@link PlacedEntries}), 0 if the install writes it. */
+        final long placed;
+        /** The placed entry's head CRC, the salt of its {@code next} link. */
+        final int placedHeadCrc;
 
         public Item(byte[] key, byte[] value, long expiry, long version) {
+            this(key, value, expiry, version, 0, 0);
+        }
+
+        /** A put whose entry (of this version and expiry) its writer placed in block {@code placed} already. */
+        public Item(byte[] key, byte[] value, long expiry, long version, long placed, int placedHeadCrc) {
             this.key = key;
             this.value = value;
             this.hash = Hashing.hash(key);
             this.expiry = expiry;
             this.version = version;
+            this.placed = placed;
+            this.placedHeadCrc = placedHeadCrc;
         }
     }
 

@@ -80,23 +80,35 @@ final class InstallRounds {
                     continue;
                 }
                 StoredEntry cur = f.entry;
+                if (it.placed != 0 && cur != null && cur.handle == it.placed) {
+                    continue; // installed before a crash the log's replay followed: the table holds it
+                }
                 boolean live = cur != null && !cur.expiredAt(now);
                 long version = it.version != 0 ? it.version : live ? cur.version + 1 : 1;
                 long next = cur != null ? cur.next : f.first;
                 found.add(f);
                 puts.add(it);
-                payloads.add(Entries.encode(next, t.tableId, it.hash, version, it.expiry, it.key, it.value));
+                if (it.placed == 0) {
+                    payloads.add(Entries.encode(next, t.tableId, it.hash, version, it.expiry, it.key, it.value));
+                }
             }
-            long[] handles = payloads.isEmpty() ? new long[0] : t.heap.allocateBatch(payloads);
-            t.gate.entriesWritten(handles.length);
-            for (int i = 0; i < puts.size(); i++) {
+            long[] written = payloads.isEmpty() ? new long[0] : t.heap.allocateBatch(payloads);
+            t.gate.entriesWritten(written.length);
+            for (int i = 0, wi = 0; i < puts.size(); i++) {
                 Found f = found.get(i);
-                int st = HashtableOnDisk.stripe(puts.get(i).hash);
+                Item it = puts.get(i);
+                int st = HashtableOnDisk.stripe(it.hash);
+                long handle = it.placed != 0 ? it.placed : written[wi++];
                 Lock w = t.views[st].writeLock();
                 w.lock();
                 try {
+                    long next = f.entry != null ? f.entry.next : f.first;
+                    if (it.placed != 0 && next != 0) {
+                        // A placed entry was written with no successor: its next is a link write.
+                        t.gate.setLink(handle, Entries.NEXT_OFFSET, next, it.placedHeadCrc, t.views[st], true);
+                    }
                     t.link(st, f.array, f.bucket, f.entry != null ? f.pred : 0, f.entry != null ? f.predSalt : f.bucket,
-                            handles[i]);
+                            handle);
                     if (f.entry == null) {
                         t.count.incrementAndGet();
                         t.gate.touch(t);

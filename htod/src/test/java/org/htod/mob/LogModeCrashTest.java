@@ -86,6 +86,33 @@ class LogModeCrashTest {
         assertTrue(tally.cleanCloses >= 10, "workloads that closed cleanly: " + tally);
     }
 
+    /**
+     * The same with placed values: a value of 100 bytes or more (a quarter of the plain puts, the
+     * versioned puts of that size) is written into the heap by its writer before its record,
+     * which names the block; the crash may keep the record and lose the block of the last commit.
+     */
+    @Test
+    void acknowledgedPlacedValuesSurvivePowerLossAtSync() {
+        int chains = 12 * LogStores.scale();
+        int points = 34;
+        Tally tally = new Tally();
+        for (int c = 0; c < chains; c++) {
+            long seed = 0x9ACED00L + c;
+            Chain chain = new Chain(seed, tally, 100);
+            try {
+                chain.run(points);
+            } catch (Throwable e) {
+                throw new AssertionError("seed=" + seed + ", placed, point " + chain.point + " (" + chain.what + "): " + e,
+                        e);
+            }
+        }
+        System.out.println("LogModeCrashTest, placed values: " + chains + " chains of " + points + " points: " + tally);
+        assertTrue(tally.cuts >= 300L * LogStores.scale(), "power cuts: " + tally);
+        for (String p : new String[] {"group commit", "install", "checkpoint", "recovery"}) {
+            assertTrue(tally.phases.getOrDefault(p, 0) >= 5, "cuts in " + p + ": " + tally);
+        }
+    }
+
     /** What the chains did, for the coverage checks and the report. */
     static final class Tally {
         long cuts;
@@ -114,8 +141,12 @@ class LogModeCrashTest {
     }
 
     static Htod.Builder builder(BlockDevice dev) {
+        return builder(dev, 0);
+    }
+
+    static Htod.Builder builder(BlockDevice dev, int placeFrom) {
         Htod.Builder b = Htod.builder(dev).grain(64).logSize(LOG).bufferSize(64 << 10).durability(Durability.SYNC)
-                .loadFactor(0.25).cacheSize(64 << 10);
+                .loadFactor(0.25).cacheSize(64 << 10).placeValuesFrom(placeFrom);
         return LayerAccess.doublingMinBatch(LayerAccess.installBatch(b, 48), 8);
     }
 
@@ -126,6 +157,8 @@ class LogModeCrashTest {
         final Tally tally;
         final MemoryDevice disk = new MemoryDevice();
         final AtomicLong versions = new AtomicLong();
+        /** Values of at least this many bytes are placed (0: none). */
+        final int placeFrom;
         /** What the store holds: exactly this, at the next open. */
         Map<String, Map<String, String>> base = emptyContent();
         /** Whether the next open must find the store closed cleanly; null when either may be. */
@@ -135,9 +168,14 @@ class LogModeCrashTest {
         String what = "";
 
         Chain(long seed, Tally tally) {
+            this(seed, tally, 0);
+        }
+
+        Chain(long seed, Tally tally, int placeFrom) {
             this.seed = seed;
             this.r = new SplittableRandom(seed);
             this.tally = tally;
+            this.placeFrom = placeFrom;
         }
 
         void run(int points) {
@@ -153,7 +191,7 @@ class LogModeCrashTest {
         /** Opens the store on a new crash simulator over the platter and checks it holds {@link #base}. */
         HtodStore open(PowerCutTracer dev) {
             dev.opening = true;
-            HtodStore s = builder(dev).open();
+            HtodStore s = builder(dev, placeFrom).open();
             dev.opening = false;
             if (clean != null) {
                 assertEquals(clean, s.recoveryReport().clean(), "whether the store was closed cleanly: "
@@ -236,13 +274,13 @@ class LogModeCrashTest {
         void recoverCopy(List<Writer> writers, Map<String, Long> maxSeen, Map<Long, String> attempted) {
             MemoryDevice copy = LogStores.copy(disk);
             Map<String, Map<String, String>> found;
-            try (HtodStore s = builder(copy).open()) {
+            try (HtodStore s = builder(copy, placeFrom).open()) {
                 found = LogStores.content(s);
                 LogStores.verify(s);
             }
             check(found, writers, maxSeen, attempted);
             if (point % 3 == 0) {
-                try (HtodStore s = builder(copy.reopen()).open()) {
+                try (HtodStore s = builder(copy.reopen(), placeFrom).open()) {
                     assertTrue(s.recoveryReport().clean(), "closed cleanly after its recovery: " + s.recoveryReport());
                     Map<String, Map<String, String>> again = LogStores.content(s);
                     if (!again.equals(found)) {

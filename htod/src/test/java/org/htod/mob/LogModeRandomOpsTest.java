@@ -118,13 +118,20 @@ class LogModeRandomOpsTest {
             model.put("m2", new HashMap<>());
         }
 
+        /**
+         * Values placed by their writers from this many bytes (0: none), drawn at each open, so
+         * that a store reopens with placing turned on, off, or at another size.
+         */
+        private static final int[] PLACE_FROM = {0, 1, 100};
+
         /** No cache; one whose entry cache evicts all the time and whose slots fit small arrays only; a large one. */
         private static final long[] CACHE_SIZES = {0, 16 << 10, 1 << 20};
 
         Htod.Builder builder(BlockDevice d) {
             Htod.Builder b = Htod.builder(d).grain(64).logSize(LOG).bufferSize(64 << 10).durability(durability)
                     .syncInterval(Duration.ofMillis(5)).clock(clock).loadFactor(0.5)
-                    .cacheSize(CACHE_SIZES[r.nextInt(CACHE_SIZES.length)]);
+                    .cacheSize(CACHE_SIZES[r.nextInt(CACHE_SIZES.length)])
+                    .placeValuesFrom(PLACE_FROM[r.nextInt(PLACE_FROM.length)]);
             return LayerAccess.doublingMinBatch(LayerAccess.installBatch(b, 4 + r.nextInt(60)), 8);
         }
 

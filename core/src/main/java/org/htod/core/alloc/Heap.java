@@ -108,6 +108,13 @@ public final class Heap implements AutoCloseable {
     private volatile boolean logged;
     /** Log mode: told of every allocation and free, under the heap's lock, for the log to record. */
     private Journal journal;
+    /**
+     * Log mode: blocks {@link #allocateUnrecorded} allocated that the journal has not been told
+     * of yet (see {@link #recordAllocation}). A checkpoint's snapshot counts them free, since
+     * recovery learns of them from the log records that name them, not from the snapshot; the
+     * verifier does not call them leaked. Guarded by {@link #lock}.
+     */
+    private final java.util.Set<Long> unrecorded = new java.util.HashSet<>();
 
     /** What the log records of the heap: every block allocated and freed. */
     public interface Journal {
@@ -334,6 +341,123 @@ public final class Heap implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------- allocation
+
+    /**
+     * Log mode: {@link #allocate}, but the allocation is not told to the journal now; {@link
+     * #recordAllocation} tells it later, or {@link #releaseUnrecorded} gives the block back. For a
+     * block that a log record will name before any install record may: until then, the log's
+     * recovery counts it free, and a checkpoint must count it free too ({@link #snapshot}).
+     * Placed in a free block before the tail ({@link Placer#placeReusing}), not as {@link
+     * #allocate} places, which takes the tail before splitting a larger block: a stream of such
+     * blocks, each given back when its key changes again, would otherwise grow the heap by what
+     * is written, not by what is held. Only a durable free extent may be split, and the blocks
+     * given back are not durable until the heap's next sync, which a log-mode heap gets only from
+     * the flusher's installs: so when the tail is all that is left while a free block would do,
+     * this syncs first.
+     */
+    public long allocateUnrecorded(ByteBuffer payload) {
+        if (!logged) {
+            throw new IllegalStateException("an unrecorded allocation is for log mode, where the log recovers the allocator");
+        }
+        long size = blockSizeFor(payload.remaining());
+        lock.lock();
+        try {
+            ensureWritable();
+            Placer.Placement p;
+            try {
+                if (fresh.size() >= FRESH_LIMIT) {
+                    sync();
+                }
+                maybeCoalesceForFragmentation();
+                p = Placer.placeReusing(this, size);
+                if ((p == null || p.kind() == Placer.Kind.TAIL) && !fresh.isEmpty() && Placer.anyFreeAtLeast(this, size)) {
+                    sync();
+                    p = Placer.placeReusing(this, size);
+                }
+            } catch (org.htod.core.HtodException e) {
+                throw failed(e);
+            }
+            if (p == null) {
+                throw new StoreFullException("no room for a block of " + size + " bytes in the heap of " + dev.name()
+                        + ": tail at " + tail + ", heap ends at " + end + ", " + lists.freeBytes() + " bytes free in "
+                        + lists.freeCount() + " blocks too small to use");
+            }
+            Placer.Placement placed = p;
+            long handle = undoable(() -> Placer.write(this, placed, payload), this::markRewrite);
+            account(p.size(), payload.remaining());
+            unrecorded.add(handle);
+            keepStampsNearCheckpoint();
+            return handle;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Tells the journal of a block {@link #allocateUnrecorded} allocated (or {@link
+     * #claimedUnrecorded} took back), as {@link #allocate} would have; nothing if it was told
+     * already, so that an install tried again records the block once.
+     */
+    public void recordAllocation(long handle) {
+        lock.lock();
+        try {
+            ensureWritable();
+            if (unrecorded.remove(handle) && journal != null) {
+                journal.allocated(handle);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Gives back, in memory only, a block {@link #allocateUnrecorded} allocated and the journal was
+     * not told of; returns false, doing nothing, if the block was recorded since (a table may
+     * hold it: it is freed as any other block, by the table that unlinks it).
+     */
+    public boolean releaseUnrecorded(long handle) {
+        lock.lock();
+        try {
+            if (!unrecorded.remove(handle)) {
+                return false;
+            }
+            release(handle); // under the same hold: no one sees it neither unrecorded nor free
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether {@code handle} is a block allocated unrecorded, not yet recorded or released. */
+    public boolean isUnrecorded(long handle) {
+        lock.lock();
+        try {
+            return unrecorded.contains(handle);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Blocks allocated unrecorded, not yet recorded or released. */
+    public int unrecordedCount() {
+        lock.lock();
+        try {
+            return unrecorded.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Recovery ({@link HeapReplay#claimUnrecordedIfFree}) took back a block a log record names. */
+    void claimedUnrecorded(long handle) {
+        lock.lock();
+        try {
+            unrecorded.add(handle);
+        } finally {
+            lock.unlock();
+        }
+    }
+
 
     /** Allocates a block for {@code payload} and writes it, header and data, in one device write. */
     public long allocate(ByteBuffer payload) {
@@ -620,13 +744,23 @@ public final class Heap implements AutoCloseable {
     /**
      * The heap's in-memory state as the snapshot format holds it (see {@code Snapshot}), with the
      * blocks {@code alsoFree} (handles) counted free: log mode's checkpoint names its
-     * predecessor's block free, to be given back once the new checkpoint is the one in force.
+     * predecessor's block free, to be given back once the new checkpoint is the one in force. The
+     * blocks allocated unrecorded are counted free too.
      */
     public ByteBuffer snapshot(long... alsoFree) {
         lock.lock();
         try {
             ensureOpen();
             ensureUnfailed();
+            if (!unrecorded.isEmpty()) {
+                // Recovery learns of these from the records that name them (see unrecorded).
+                long[] all = java.util.Arrays.copyOf(alsoFree, alsoFree.length + unrecorded.size());
+                int i = alsoFree.length;
+                for (long h : unrecorded) {
+                    all[i++] = h;
+                }
+                alsoFree = all;
+            }
             return Snapshot.encode(this, alsoFree);
         } finally {
             lock.unlock();

@@ -117,6 +117,24 @@ public final class HeapReplay {
         freed.add(handle);
     }
 
+    /**
+     * Claims the block {@code handle} if all of its extent is free at this point of the replay
+     * (or past the tail) and returns true; returns false if its first byte is allocated. For a
+     * block that a log record names but no install record may have recorded yet: a block claimed
+     * so is allocated unrecorded ({@link Heap#recordAllocation} records it when installed).
+     *
+     * @throws CorruptStoreException if the extent lies outside the heap, or is partly free
+     */
+    public boolean claimUnrecordedIfFree(long handle) {
+        checkExtent(handle);
+        if (allocated(handle)) {
+            return false;
+        }
+        claim(handle); // throws if the extent runs into allocated space
+        h.claimedUnrecorded(handle);
+        return true;
+    }
+
     /** Whether the block {@code handle} is allocated at this point of the replay. */
     public boolean allocated(long handle) {
         long a = h.address(handle);

@@ -46,6 +46,29 @@ final class Placer {
         return p != null ? p : tailOrLarger(heap, list + 1, size, waste);
     }
 
+    /**
+     * For a block that replaces another of the same key again and again (a placed value, given
+     * back when its key changes): the free lists before the tail, whole or split, so that the heap
+     * grows by what is held, not by what is written; the tail only when no free block serves.
+     */
+    static Placement placeReusing(Heap heap, long size) {
+        Placement p = searchFrom(heap, heap.lists.listOf(size), size, heap.opt.acceptableWaste());
+        if (p != null) {
+            return p;
+        }
+        return heap.tailFits(size) ? new Placement(Kind.TAIL, null, heap.tail, size) : null;
+    }
+
+    /** Whether some free block has at least {@code size} bytes, whether or not it may be split now. */
+    static boolean anyFreeAtLeast(Heap heap, long size) {
+        for (int l = heap.lists.listOf(size); l < heap.lists.listCount(); l++) {
+            if (heap.lists.smallestAtLeast(l, size, any -> true) != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The paper's order: the tail before larger lists, because splitting costs disk accesses. */
     private static Placement tailOrLarger(Heap heap, int fromList, long size, long waste) {
         if (heap.tailFits(size)) {

@@ -76,6 +76,12 @@ public final class Log {
     private ByteBuffer pending = ByteBuffer.allocate(PENDING);
     private long pendingFrom;
     /**
+     * Whether a record in {@link #pending} names data written outside the log (a value placed in
+     * the heap by its writer): the write that takes it syncs the device before it writes the
+     * frames.
+     */
+    private boolean pendingNamesOtherWrites;
+    /**
      * The buffer of the last group written, cleared, for the next leader to take as {@link
      * #pending}: a lone writer's commit then allocates (and zeroes) no new 64 KiB buffer, which
      * was a twentieth of its time. Null while a leader holds it, or when it had grown past {@link
@@ -199,7 +205,16 @@ public final class Log {
 
     /** {@link #append}, allowed into the space kept for the flusher, whose records make room. */
     public Appended appendReserved(int type, ByteBuffer payload) {
-        Appended a = append(type, payload, 0);
+        return appendReserved(type, payload, false);
+    }
+
+    /** {@link #appendReserved}; {@code namesOtherWrites} as {@link #tryAppend(int, ByteBuffer, boolean)} says. */
+    public Appended appendReserved(int type, ByteBuffer payload, boolean namesOtherWrites) {
+        Appended a;
+        synchronized (this) {
+            a = append(type, payload, 0);
+            pendingNamesOtherWrites |= namesOtherWrites;
+        }
         writeAheadIfLarge();
         return a;
     }
@@ -209,21 +224,32 @@ public final class Log {
      * the flusher may need, which must not wait for room while holding it (see {@link #awaitRoom}).
      */
     public Appended tryAppend(int type, ByteBuffer payload) {
-        Appended a = tryAppendNow(type, payload);
+        return tryAppend(type, payload, false);
+    }
+
+    /**
+     * {@link #tryAppend}; with {@code namesOtherWrites}, the record names data its writer wrote to
+     * the device outside the log before appending it: the write that takes the record first syncs
+     * the device, so that the data is durable before any frame of the record is written.
+     */
+    public Appended tryAppend(int type, ByteBuffer payload, boolean namesOtherWrites) {
+        Appended a = tryAppendNow(type, payload, namesOtherWrites);
         if (a != null) {
             writeAheadIfLarge();
         }
         return a;
     }
 
-    private synchronized Appended tryAppendNow(int type, ByteBuffer payload) {
+    private synchronized Appended tryAppendNow(int type, ByteBuffer payload, boolean namesOtherWrites) {
         ensureUsable();
         checkSize(payload);
         int len = Records.length(payload.remaining());
         if (len + padBefore(len) > regionSize - (end - start) - reserve) {
             return null;
         }
-        return append(type, payload, reserve);
+        Appended a = append(type, payload, reserve);
+        pendingNamesOtherWrites |= namesOtherWrites;
+        return a;
     }
 
     /** Bytes appended but not yet written beyond which an appender writes them (no sync): memory stays bounded at NONE. */
@@ -243,6 +269,7 @@ public final class Log {
         long to;
         long base;
         long e;
+        boolean namesOther;
         synchronized (this) {
             if (leader || pending.position() < WRITE_AHEAD || failure != null || closed) {
                 return;
@@ -252,22 +279,33 @@ public final class Log {
             to = end;
             base = durable;
             e = epoch;
+            namesOther = pendingNamesOtherWrites;
+            pendingNamesOtherWrites = false;
             batch = pending.flip();
             pending = takeSpare(PENDING);
             pendingFrom = to;
         }
-        writeTaken(batch, from, to, base, e, false);
+        writeTaken(batch, from, to, base, e, false, namesOther);
     }
 
     /**
      * The leader's write of the records it took, {@code [from, to)}, sealed against the durable
      * position {@code base}, in frames of epoch {@code frameEpoch}, then a sync if {@code sync};
-     * gives the leadership back. A failure drops the records from {@code from} on (see {@link
-     * #fail}).
+     * gives the leadership back. If {@code namesOther} (a record names data written outside the
+     * log), the device is synced before the frames are written. A failure drops the records from
+     * {@code from} on (see {@link #fail}).
      */
-    private void writeTaken(ByteBuffer batch, long from, long to, long base, long frameEpoch, boolean sync) {
+    private void writeTaken(ByteBuffer batch, long from, long to, long base, long frameEpoch, boolean sync,
+            boolean namesOther) {
         boolean ok = false;
         try {
+            if (namesOther) {
+                // What the records name is durable before any frame of theirs is written, so a
+                // record read back after a crash always finds it: were both left to one sync, a
+                // crash could keep the record and lose the block, and recovery could not tell
+                // that block, torn, from one damaged after it was made durable.
+                dev.sync();
+            }
             Records.seal(batch, from, base, regionSize);
             frames.formatAhead(to);
             // When everything before from is durable already, these frames are all a sync must
@@ -470,6 +508,7 @@ public final class Log {
             long base;
             long e;
             long gatherFor;
+            boolean namesOther;
             if (waited != null) {
                 int s = waiters.await(waited, this);
                 if (s == Waiters.DURABLE) {
@@ -523,6 +562,8 @@ public final class Log {
                 to = end;
                 base = durable;
                 e = epoch;
+                namesOther = pendingNamesOtherWrites;
+                pendingNamesOtherWrites = false;
                 batch = pending.flip();
                 pending = takeSpare(batch.capacity());
                 pendingFrom = to;
@@ -532,7 +573,7 @@ public final class Log {
                 recordsInPending = 0;
             }
             long t0 = System.nanoTime();
-            writeTaken(batch, from, to, base, e, true);
+            writeTaken(batch, from, to, base, e, true, namesOther);
             long took = System.nanoTime() - t0;
             long avg = commitNanos;
             commitNanos = avg == 0 ? took : (7 * avg + took) / 8; // a racing leader's update may be lost: it is an estimate
@@ -588,6 +629,7 @@ public final class Log {
         end = from;
         pendingFrom = from;
         pending = ByteBuffer.allocate(PENDING);
+        pendingNamesOtherWrites = false;
         recordsInPending = 0;
         generation++;
         epoch++;

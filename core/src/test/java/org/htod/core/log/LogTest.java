@@ -212,6 +212,37 @@ class LogTest {
     }
 
     /**
+     * A record that names data its writer wrote outside the log (a placed value) goes out after a
+     * sync of the whole device, so that the data is durable before any frame of the record is
+     * written; the commits after it are single durable writes again, and so is this one's write.
+     */
+    @Test
+    void aRecordNamingOtherWritesGoesOutAfterASyncOfTheDevice() {
+        CallLog dev = new CallLog(new MemoryDevice());
+        Log.format(dev, REGION, 4L << 20);
+        Log log = log(dev, 4L << 20, 0, 0, 1);
+        log.awaitDurable(log.append(DATA, payload(0, 100)));
+        dev.calls.clear();
+        log.awaitDurable(log.tryAppend(DATA, payload(1, 100), true));
+        assertEquals(List.of("sync", "durable"), dev.calls, "the device synced, then the frames written through");
+        dev.calls.clear();
+        log.awaitDurable(log.tryAppend(DATA, payload(2, 100), false));
+        assertEquals(List.of("durable"), dev.calls, "the flag went with the write that took it");
+        dev.calls.clear();
+        log.awaitDurable(log.appendReserved(DATA, payload(3, 100), true));
+        assertEquals(List.of("sync", "durable"), dev.calls, "the flusher's records may name other writes too");
+        // Written ahead without a wait: the sync still comes before the frames.
+        dev.calls.clear();
+        log.tryAppend(DATA, payload(4, 100), true);
+        long id = 5;
+        while (dev.calls.isEmpty()) {
+            log.append(DATA, payload(id++, 4000));
+        }
+        assertEquals(List.of("sync", "write"), dev.calls, "written ahead, unsynced, after the device's sync");
+        assertEquals(List.of(0L, 1L, 2L, 3L), readAll(dev, 0, 4L << 20).subList(0, 4));
+    }
+
+    /**
      * Records written ahead without a sync, then one waited for: the commit must make all of them
      * durable, since recovery reads the log up to its first gap. A durable write of the last
      * record alone would leave the ones before it to chance.

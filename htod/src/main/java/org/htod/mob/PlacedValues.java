@@ -1,0 +1,97 @@
+package org.htod.mob;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.htod.core.CorruptStoreException;
+import org.htod.core.alloc.Heap;
+import org.htod.table.PlacedEntries;
+
+/**
+ * Recovery's part for placed values (see {@link WriteLayer}): the value of each key whose last
+ * record in the log is a placed put lies in the block the record names, not in the log, and is
+ * read from there and checked.
+ *
+ * <p>The write that carries such a record syncs the device before it writes the record's frames
+ * ({@code Log.tryAppend} with {@code namesOtherWrites}), so a record read back always had its
+ * block durable first: a block that does not hold the entry its record names was damaged, and
+ * the open is refused. Only the last record of a key is looked at: the block of a record a later
+ * one replaced may have been given back and reused once that later record was durable.
+ */
+final class PlacedValues {
+    private PlacedValues() {}
+
+    /** A data record read back: its position and operations. */
+    record Logged(long lsn, List<DataRecord.Op> ops) {}
+
+    /** The placed values read, by record and operation, and the bytes read for them. */
+    record Settled(Map<At, byte[]> values, long bytesRead) {
+        /** The value read for operation {@code op} of record {@code lsn}, or null if that operation is not the last of its key. */
+        byte[] value(long lsn, int op) {
+            return values.get(new At(lsn, op));
+        }
+    }
+
+    /** Operation {@code op} of the record at {@code lsn}. */
+    record At(long lsn, int op) {}
+
+    /**
+     * Reads the placed values of {@code data} (in log order) that recovery needs: those of the
+     * last record of each key.
+     *
+     * @throws CorruptStoreException if a block does not hold the entry its record names
+     */
+    static Settled settle(Heap heap, List<Logged> data, String device) {
+        Map<ByteBuffer, At> last = new HashMap<>();
+        for (Logged d : data) {
+            for (int i = 0; i < d.ops().size(); i++) {
+                last.put(nameOf(d.ops().get(i)), new At(d.lsn(), i));
+            }
+        }
+        List<At> placed = new ArrayList<>();
+        for (At at : last.values()) {
+            if (opAt(data, at).placed() != null) {
+                placed.add(at);
+            }
+        }
+        placed.sort(Comparator.comparingLong(At::lsn)); // reads in about the order they were written
+        Map<At, byte[]> values = new HashMap<>();
+        long bytes = 0;
+        for (At at : placed) {
+            DataRecord.Op op = opAt(data, at);
+            DataRecord.Placed p = op.placed();
+            byte[] v = PlacedEntries.valueIfIntact(heap, p.block(), op.tableId(), op.key(), op.version(), op.expiry(),
+                    p.headCrc(), p.valueLength());
+            bytes += heap.blockSize(p.block());
+            if (v == null) {
+                throw new CorruptStoreException(device + ": the log record at position " + at.lsn() + " names the block at"
+                        + " offset " + heap.address(p.block()) + " as holding its key's entry, which it does not (the block"
+                        + " was made durable before the record was written)", heap.address(p.block()));
+            }
+            values.put(at, v);
+        }
+        return new Settled(values, bytes);
+    }
+
+    private static DataRecord.Op opAt(List<Logged> data, At at) {
+        // data is in log order: find the record by a binary search on its position
+        int lo = 0;
+        int hi = data.size() - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (data.get(mid).lsn() < at.lsn()) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return data.get(lo).ops().get(at.op());
+    }
+
+    private static ByteBuffer nameOf(DataRecord.Op op) {
+        return ByteBuffer.allocate(8 + op.key().length).putLong(op.tableId()).put(op.key()).flip();
+    }
+}

@@ -1,0 +1,77 @@
+package org.htod.mob;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import org.htod.core.alloc.Heap;
+import org.htod.core.log.Log;
+
+/**
+ * The blocks of placed values that a later change of their key replaced before the flusher took
+ * them (see {@link WriteLayer}'s placed values): never installed, each goes back to the heap once
+ * the record of the change that replaced it is durable. Not before: until then a crash may leave
+ * the replaced value's record the last of its key, and recovery would read its block.
+ *
+ * <p>Thread-safe: the writers add and release, and so does the flusher after each install.
+ */
+final class ReplacedBlocks {
+    private final Heap heap;
+    private final Log log;
+    /** Pairs of block and the position of the record that replaced it, in the order they came. Guarded by this. */
+    private final ArrayDeque<long[]> waiting = new ArrayDeque<>();
+    /** Entries in {@link #waiting}, read without the lock: a release with none waiting costs nothing. */
+    private volatile int count;
+    /** Bytes of the blocks in {@link #waiting}. */
+    private volatile long bytes;
+
+    ReplacedBlocks(Heap heap, Log log) {
+        this.heap = heap;
+        this.log = log;
+    }
+
+    /** {@code block}'s value was replaced by the change logged at {@code byRecordAt}. */
+    synchronized void add(long block, long byRecordAt) {
+        waiting.addLast(new long[] {block, byRecordAt});
+        count = waiting.size();
+        bytes += heap.blockSize(block);
+    }
+
+    /**
+     * Gives back the blocks whose replacing record is durable now (taken in the order they came,
+     * which is nearly the log's: one not durable yet holds back those after it until it is).
+     */
+    void releaseDurable() {
+        if (count == 0) {
+            return;
+        }
+        long durable = log.durable();
+        List<Long> free = new ArrayList<>();
+        synchronized (this) {
+            // A record is durable when the durable end lies past its start: ends fall between records.
+            while (!waiting.isEmpty() && waiting.peekFirst()[1] < durable) {
+                long b = waiting.pollFirst()[0];
+                free.add(b);
+                bytes -= heap.blockSize(b);
+            }
+            count = waiting.size();
+        }
+        for (long b : free) {
+            heap.releaseUnrecorded(b);
+        }
+    }
+
+    /** Blocks waiting for their replacing record to be durable. */
+    int waiting() {
+        return count;
+    }
+
+    /**
+     * Whether the blocks waiting take enough of the heap that the log should be synced to give
+     * them back (at durability ASYNC and NONE, where nothing else may sync it for a while): an
+     * eighth of the smaller of the write buffer and the log, as the log would hold those values
+     * if they had not been placed.
+     */
+    boolean worthASync(long bufferCapacity) {
+        return bytes > Math.max(1 << 20, Math.min(bufferCapacity, log.regionSize()) / 8);
+    }
+}

@@ -1,0 +1,198 @@
+package org.htod.mob;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import org.htod.Codec;
+import org.htod.Durability;
+import org.htod.Htod;
+import org.htod.HtodMap;
+import org.htod.HtodStore;
+import org.htod.core.CorruptStoreException;
+import org.htod.core.device.BlockDevice;
+import org.htod.core.device.CountingDevice;
+import org.htod.core.device.IoCounts;
+import org.htod.core.device.MemoryDevice;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Placed values ({@code placeValuesFrom}): a large value's entry is written into the heap by its
+ * writer and the log record names the block, so the value reaches the disk once; replaced blocks
+ * go back; a crash reopen reads the values back from their blocks and takes the blocks back; a
+ * block that does not hold its entry refuses the open. I/O is counted, never timed.
+ */
+class PlacedValuesTest {
+    private static final int VALUE = 4000;
+
+    static Htod.Builder builder(BlockDevice dev, int placeFrom) {
+        return Htod.builder(dev).grain(64).logSize(8 << 20).bufferSize(32 << 20).durability(Durability.SYNC)
+                .placeValuesFrom(placeFrom);
+    }
+
+    private static String value(int i, int length) {
+        StringBuilder b = new StringBuilder(length);
+        b.append(i).append(':');
+        while (b.length() < length) {
+            b.append((char) ('a' + (b.length() * 7 + i) % 26));
+        }
+        return b.toString();
+    }
+
+    /** Bytes written per put of {@code puts} 4,000-byte values to distinct keys, the close's installs included. */
+    private static long bytesPerPut(int placeFrom, int puts) {
+        MemoryDevice disk = new MemoryDevice();
+        CountingDevice dev = new CountingDevice(disk);
+        HtodStore s = builder(dev, placeFrom).open();
+        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+        dev.reset();
+        for (int i = 0; i < puts; i++) {
+            m.put("k" + i, value(i, VALUE));
+        }
+        s.close();
+        IoCounts c = dev.counts();
+        try (HtodStore again = builder(disk.reopen(), placeFrom).open()) {
+            HtodMap<String, String> m2 = again.map("m", Codec.string(), Codec.string());
+            for (int i = 0; i < puts; i++) {
+                assertEquals(value(i, VALUE), m2.get("k" + i));
+            }
+            LogStores.verify(again);
+        }
+        return c.bytesWritten() / puts;
+    }
+
+    @Test
+    void aLargeValueReachesTheDiskOnce() {
+        int puts = 600;
+        long inline = bytesPerPut(0, puts);
+        long placed = bytesPerPut(1024, puts);
+        String report = "bytes written per put of a " + VALUE + "-byte value: " + inline + " in the log and installed, "
+                + placed + " placed";
+        System.out.println("PlacedValuesTest: " + report);
+        assertTrue(inline > 2 * VALUE, report);
+        assertTrue(placed < VALUE * 3 / 2, report);
+        assertTrue(placed * 10 < inline * 7, report);
+    }
+
+    @Test
+    void updatesOfOneKeyGiveTheirReplacedBlocksBack() {
+        MemoryDevice disk = new MemoryDevice();
+        HtodStore s = builder(disk, 1024).open();
+        HtodMap<String, String> m = s.map("hot", Codec.string(), Codec.string());
+        m.put("warm", value(0, VALUE));
+        long before = s.stats().space().allocatedBlocks();
+        int updates = 1000;
+        for (int i = 0; i < updates; i++) {
+            m.put("key", value(i, VALUE));
+        }
+        long after = s.stats().space().allocatedBlocks();
+        // At SYNC a replaced block's replacing record is durable at once: it goes back at once.
+        assertTrue(after - before <= 4, "allocated blocks went from " + before + " to " + after + " over " + updates
+                + " updates of one key");
+        s.close();
+        try (HtodStore again = builder(disk.reopen(), 1024).open()) {
+            HtodMap<String, String> m2 = again.map("hot", Codec.string(), Codec.string());
+            assertEquals(value(updates - 1, VALUE), m2.get("key"));
+            assertEquals(updates, m2.version("key"));
+            LogStores.verify(again);
+        }
+    }
+
+    /** A store, its first puts placed and acknowledged, and a copy of its device taken before any install. */
+    private static final class Crashed {
+        MemoryDevice copy;
+        long[] blockAddresses;
+
+        Crashed(int keys) {
+            for (int attempt = 0; attempt < 20; attempt++) {
+                MemoryDevice disk = new MemoryDevice();
+                HtodStore s = builder(disk, 1024).open();
+                try {
+                    HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+                    WriteLayer layer = LogStores.layer(s);
+                    long installs = layer.stats().installs;
+                    m.put("small", "s");
+                    for (int i = 0; i < keys; i++) {
+                        m.put("k" + i, value(i, VALUE));
+                    }
+                    blockAddresses = new long[keys];
+                    long tableId = layer.map("m", false).tableId;
+                    for (int i = 0; i < keys; i++) {
+                        Mob.Pending p = layer.mob.get(tableId, ("k" + i).getBytes(StandardCharsets.UTF_8));
+                        blockAddresses[i] = p == null ? -1 : layer.heap.address(p.current.placed());
+                    }
+                    copy = LogStores.copy(disk);
+                    if (layer.stats().installs == installs && java.util.Arrays.stream(blockAddresses).allMatch(a -> a > 0)) {
+                        return; // nothing installed before the copy: the records name blocks no install record does
+                    }
+                } finally {
+                    LogStores.closeQuietly(s);
+                }
+            }
+            throw new AssertionError("the flusher installed before every copy, 20 times");
+        }
+
+        /** Overwrites the 48-byte block header of key {@code i}'s placed block in the copy, as a lost write leaves it. */
+        void loseBlock(int i) {
+            copy.write(blockAddresses[i], ByteBuffer.allocate(48));
+        }
+    }
+
+    @Test
+    void aCrashReopenReadsPlacedValuesFromTheirBlocksAndKeepsThem() {
+        Crashed c = new Crashed(40);
+        try (HtodStore s = builder(c.copy, 1024).open()) {
+            String report = s.recoveryReport().toString();
+            assertTrue(report.contains("40 of their values read"), report);
+            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            for (int i = 0; i < 40; i++) {
+                assertEquals(value(i, VALUE), m.get("k" + i));
+            }
+            assertEquals("s", m.get("small"));
+            LogStores.verify(s); // the blocks taken back are not leaks
+            for (int i = 40; i < 400; i++) {
+                m.put("k" + i, value(i, VALUE)); // new blocks never land on those taken back
+            }
+            s.checkpoint();
+            LogStores.verify(s);
+        }
+        try (HtodStore s = builder(c.copy.reopen(), 1024).open()) {
+            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            for (int i = 0; i < 400; i++) {
+                assertEquals(value(i, VALUE), m.get("k" + i));
+            }
+            LogStores.verify(s);
+        }
+    }
+
+    /**
+     * A record's block was made durable before the record's frames were written, so a block that
+     * does not hold its entry is damage, whichever commit wrote it, the last one included: the
+     * open is refused with the block's offset, and nothing is written.
+     */
+    @Test
+    void aBlockThatDoesNotHoldItsEntryIsDamageEvenInTheLastCommit() {
+        for (int lost : new int[] {0, 2}) {
+            Crashed c = new Crashed(3);
+            c.loseBlock(lost);
+            MemoryDevice before = LogStores.copy(c.copy);
+            CorruptStoreException e = assertThrows(CorruptStoreException.class, () -> builder(c.copy, 1024).open());
+            assertTrue(e.getMessage().contains("which it does not"), e.getMessage());
+            assertEquals(c.blockAddresses[lost], e.offset(), e.getMessage());
+            assertTrue(sameBytes(before, c.copy.reopen()), "a refused open writes nothing");
+        }
+    }
+
+    private static boolean sameBytes(MemoryDevice a, MemoryDevice b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        ByteBuffer x = ByteBuffer.allocate((int) a.size());
+        ByteBuffer y = ByteBuffer.allocate((int) b.size());
+        a.read(0, x);
+        b.read(0, y);
+        return x.flip().equals(y.flip());
+    }
+}
