@@ -186,7 +186,7 @@ public final class Htod {
         private boolean asStored;
         private long bufferSize = defaultBufferSize();
         private int installBatch = 4096;
-        private int placeValuesFrom = Integer.getInteger("htod.placeValuesFrom.tmp", 0);
+        private int placeValuesFrom;
         private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
         private Progress progress = Progress.NONE;
         private boolean mapReads = true;

@@ -38,7 +38,8 @@ import org.openjdk.jmh.infra.ThreadParams;
  * ({@code /durable/XX/object-N.bin}, 256 directories), with a value of {@code valueSize} random
  * (incompressible) bytes, one of 64 made ahead. The store starts empty at each trial, so early
  * puts insert and, as the key space fills, more of them replace. Stores ({@link DurableStores}):
- * htod in log mode and in direct mode at htod's own {@code Durability.SYNC}, RocksDB with {@code
+ * htod in log mode (with values of 1,024 bytes and more placed, too: {@code htod-log-placed}) and
+ * in direct mode at htod's own {@code Durability.SYNC}, RocksDB with {@code
  * WriteOptions.setSync(true)}, SQLite in WAL mode with {@code synchronous=FULL} (one connection,
  * so one put at a time), and a file per object written, forced, renamed and its directory forced.
  * What counts is how well a store shares one sync among the writers waiting at the same time.
@@ -78,7 +79,8 @@ public class DurablePutBenchmark extends StoreBenchmark {
     public static class Target {
 
         /** Which store: a name from {@link DurableStores#ALL} (the stores, htod's log alone and the disk itself). */
-        @Param({"htod-log", "htod-direct", "rocksdb", "sqlite", "file-per-object", "htod-log-alone", "disk-dsync"})
+        @Param({"htod-log", "htod-log-placed", "htod-direct", "rocksdb", "sqlite", "file-per-object", "htod-log-alone",
+                "disk-dsync"})
         public String store;
 
         /** Bytes of each value. */

@@ -100,6 +100,80 @@ class PlacedValuesTest {
         }
     }
 
+    /**
+     * Churn at NONE, where nothing makes a replacing record durable but the flusher: the blocks
+     * of replaced values go back all the same (the flusher syncs the log when they pile up), and
+     * new blocks reuse the space, so the heap holds what is live, the buffer's placed values
+     * beside their installed entries, and a little more; not what was written.
+     */
+    @Test
+    void churnAtNoneKeepsTheHeapInProportion() {
+        MemoryDevice disk = new MemoryDevice();
+        long buffer = 8 << 20;
+        try (HtodStore s = builder(disk, 1024).bufferSize(buffer).durability(Durability.NONE).open()) {
+            HtodMap<Long, byte[]> m = s.map("m", Codec.longs(), Codec.bytes());
+            java.util.SplittableRandom r = new java.util.SplittableRandom(0x91ace);
+            int[] sizes = new int[2000];
+            long live = 0;
+            long written = 0;
+            for (int op = 1; op <= 40_000; op++) {
+                int k = r.nextInt(sizes.length);
+                int len = 1024 + r.nextInt(6000);
+                byte[] v = new byte[len];
+                java.util.Arrays.fill(v, (byte) op);
+                m.put((long) k, v);
+                live += len - sizes[k];
+                sizes[k] = len;
+                written += len;
+            }
+            s.checkpoint();
+            org.htod.StoreStats.Space space = s.stats().space();
+            String report = "the heap takes " + space.heapUsedBytes() + " bytes for " + live + " bytes of values, "
+                    + written + " written: " + space;
+            System.out.println("PlacedValuesTest: " + report);
+            assertTrue(space.heapUsedBytes() < 3 * live + 2 * buffer, report);
+            LogStores.verify(s);
+        }
+    }
+
+    /**
+     * At NONE a replaced value's block stays allocated until the record that replaced it is
+     * durable: a crash may lose that record, and then the replaced value is its key's last again,
+     * read from its block. Given back at once, the block went to the next value placed.
+     */
+    @Test
+    void aReplacedBlockStaysUntilTheRecordThatReplacedItIsDurable() {
+        for (int attempt = 0; attempt < 20; attempt++) {
+            MemoryDevice disk = new MemoryDevice();
+            HtodStore s = builder(disk, 1024).durability(Durability.NONE).open();
+            MemoryDevice copy;
+            try {
+                HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+                WriteLayer layer = LogStores.layer(s);
+                m.put("k", value(1, VALUE));
+                s.sync();
+                long installs = layer.stats().installs;
+                long durable = layer.log.durable();
+                m.put("k", value(2, VALUE)); // its record waits in memory: NONE
+                m.put("j", value(3, VALUE)); // a block of the same size: not the one "k" had
+                copy = LogStores.copy(disk);
+                if (layer.stats().installs != installs || layer.log.durable() != durable) {
+                    continue; // the flusher installed or synced meanwhile: try again
+                }
+            } finally {
+                LogStores.closeQuietly(s);
+            }
+            try (HtodStore again = builder(copy, 1024).open()) {
+                HtodMap<String, String> m = again.map("m", Codec.string(), Codec.string());
+                assertEquals(value(1, VALUE), m.get("k"), "the replacing record was lost with the crash");
+                assertEquals(null, m.get("j"));
+                LogStores.verify(again);
+            }
+            return;
+        }
+        throw new AssertionError("the flusher installed or synced before every copy, 20 times");
+    }
+
     /** A store, its first puts placed and acknowledged, and a copy of its device taken before any install. */
     private static final class Crashed {
         MemoryDevice copy;

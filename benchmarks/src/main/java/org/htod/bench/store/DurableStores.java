@@ -17,6 +17,9 @@ import org.htod.core.device.IoCounts;
  * <ul>
  *   <li>{@value #HTOD_LOG}: htod in log mode at htod's {@code Durability.SYNC}: group commit, a
  *       leader writes and syncs every record appended so far while the others wait;
+ *   <li>{@value #HTOD_PLACED}: the same with placed values ({@code placeValuesFrom(1024)}): a
+ *       put of a large value writes its entry into the heap before its record, which names the
+ *       block, so the value reaches the disk once;
  *   <li>{@value #HTOD_DIRECT}: htod in direct mode ({@code directMode(true)}) at {@code
  *       Durability.SYNC}: a sync shared by the puts running at the same time;
  *   <li>{@code rocksdb}: the {@link Stores} adapter at SYNC, {@code WriteOptions.setSync(true)}:
@@ -41,10 +44,11 @@ public final class DurableStores {
 
     public static final String HTOD_LOG = HtodKeyValueStore.LOG_NAME;
     public static final String HTOD_DIRECT = HtodKeyValueStore.DIRECT_NAME;
+    public static final String HTOD_PLACED = HtodKeyValueStore.PLACED_NAME;
 
     /** Every store's name, htod's first. */
     public static final List<String> NAMES =
-            List.of(HTOD_LOG, HTOD_DIRECT, Stores.ROCKSDB, Stores.SQLITE, Stores.FILE_PER_OBJECT);
+            List.of(HTOD_LOG, HTOD_PLACED, HTOD_DIRECT, Stores.ROCKSDB, Stores.SQLITE, Stores.FILE_PER_OBJECT);
 
     /** htod's log alone, measured beside the stores: it keeps nothing readable. */
     public static final String LOG_ALONE = LogAloneStore.NAME;
@@ -72,6 +76,8 @@ public final class DurableStores {
                 return HtodKeyValueStore.durable(dir, false);
             case HtodKeyValueStore.DIRECT_NAME:
                 return HtodKeyValueStore.durable(dir, true);
+            case HtodKeyValueStore.PLACED_NAME:
+                return HtodKeyValueStore.durablePlaced(dir);
             case RocksDbStore.NAME:
                 return new RocksDbStore(dir, Durability.SYNC);
             case SqliteStore.NAME:

@@ -46,6 +46,11 @@ import org.htod.core.log.Log;
  *   <li>{@value #LOG_NAME}: log mode, the default: a put's log record is made durable by a group
  *       commit (one write and one sync for every record appended meanwhile), and installed into
  *       the tables later by the flusher;
+ *   <li>{@value #PLACED_NAME}: log mode with placed values ({@code placeValuesFrom(}{@value
+ *       #PLACE_FROM}{@code )}): a put of a value that large writes its entry into the heap first,
+ *       and its log record names the block, so the value is written once, not in the log and
+ *       again at its install; each group commit carrying such records syncs the device before it
+ *       writes its frames;
  *   <li>{@value #DIRECT_NAME}: direct mode ({@code directMode(true)}): a put writes its entry and
  *       links it in place, each sync shared by the puts of other threads running at the same time.
  * </ul>
@@ -56,6 +61,9 @@ final class HtodKeyValueStore implements KeyValueStore {
     static final String UNMAPPED_NAME = "htod-unmapped";
     static final String LOG_NAME = "htod-log";
     static final String DIRECT_NAME = "htod-direct";
+    static final String PLACED_NAME = "htod-log-placed";
+    /** Value bytes from which {@value #PLACED_NAME} places values: the 4,000-byte ones, not the 200-byte ones. */
+    static final int PLACE_FROM = 1024;
     /** Bound of the raw store's file: a sparse file grows only as the heap does. */
     private static final long RAW_CAPACITY = 256L << 30;
 
@@ -87,16 +95,23 @@ final class HtodKeyValueStore implements KeyValueStore {
      * {@code direct}, else in log mode. Safe for puts from many threads at once.
      */
     static HtodKeyValueStore durable(Path dir, boolean direct) {
-        return new HtodKeyValueStore(dir, direct);
+        return new HtodKeyValueStore(dir, direct ? DIRECT_NAME : LOG_NAME);
     }
 
-    private HtodKeyValueStore(Path dir, boolean direct) {
-        this.name = direct ? DIRECT_NAME : LOG_NAME;
+    /** {@value #PLACED_NAME}, as {@link #durable} in log mode. */
+    static HtodKeyValueStore durablePlaced(Path dir) {
+        return new HtodKeyValueStore(dir, PLACED_NAME);
+    }
+
+    private HtodKeyValueStore(Path dir, String durableName) {
+        this.name = durableName;
         this.dir = dir;
         this.durability = Durability.SYNC;
         this.nativeSync = true;
         this.counting = new CountingDevice(FileDevice.open(dir.resolve("store.htod")));
-        this.store = Htod.builder(counting).directMode(direct).durability(org.htod.Durability.SYNC).open();
+        this.store = Htod.builder(counting).directMode(durableName.equals(DIRECT_NAME))
+                .placeValuesFrom(durableName.equals(PLACED_NAME) ? PLACE_FROM : 0)
+                .durability(org.htod.Durability.SYNC).open();
         this.map = store.map("objects", Codec.bytes(), Codec.bytes());
     }
 
