@@ -99,7 +99,7 @@ final class Installs {
             try {
                 for (Mob.Value v : took) {
                     if (v.placed() != 0) {
-                        heap.recordAllocation(v.placed()); // this batch's install record names it
+                        heap.unrecorded().record(v.placed()); // this batch's install record names it
                     }
                 }
                 for (Map.Entry<Long, List<HashtableOnDisk.Item>> e : items.entrySet()) {
@@ -238,7 +238,7 @@ final class Installs {
             // Room too for the free blocks that values placed meanwhile add (the snapshot counts
             // those blocks free): writers place them without the install lock.
             long estimate = 64L + heap.snapshot(given).remaining() + 64L * (tables.all().size() + 1) + 256
-                    + 12L * (heap.unrecordedCount() + 1024);
+                    + 12L * (heap.unrecorded().count() + 1024);
             long block = heap.allocate(ByteBuffer.allocate((int) estimate));
             installer.forget(block);
             boolean superblockTried = false;

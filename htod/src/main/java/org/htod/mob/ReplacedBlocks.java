@@ -56,7 +56,7 @@ final class ReplacedBlocks {
             count = waiting.size();
         }
         for (long b : free) {
-            heap.releaseUnrecorded(b);
+            heap.unrecorded().release(b);
         }
     }
 

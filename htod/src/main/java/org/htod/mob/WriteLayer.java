@@ -243,10 +243,14 @@ public final class WriteLayer {
                 Mob.Value v = place(m, key, c, version);
                 DataRecord.Op op = new DataRecord.Op(m.tableId, key, v.value(), version, c.expiry(), placedOf(v));
                 ByteBuffer payload = DataRecord.encode(List.of(op));
+                // Should the append throw, a placed block stays allocated (unrecorded) until the
+                // store reopens: the record may have been appended and written before a failure
+                // dropped it, and a dropped record can still be replayed if the process dies
+                // before the log heals.
                 Log.Appended a = log.tryAppend(DataRecord.TYPE, payload, v.placed() != 0);
                 if (a == null) {
                     if (v.placed() != 0) {
-                        heap.releaseUnrecorded(v.placed()); // no record names it
+                        heap.unrecorded().release(v.placed()); // no record names it
                     }
                     decidedOn = state(p, inTableEntry); // only now: it hashes the value
                     decided = c;
@@ -570,7 +574,7 @@ public final class WriteLayer {
             // The headers say the tables' states as of the last checkpoint; the verifier compares
             // them with memory, so they are written now (log mode's recovery reads only their ids).
             tables.writeHeaders();
-            return tables.verify(true, h -> installs.isCheckpointBlock(h) || heap.isUnrecorded(h), progress);
+            return tables.verify(true, h -> installs.isCheckpointBlock(h) || heap.unrecorded().contains(h), progress);
         } finally {
             install.unlock();
         }

@@ -108,13 +108,8 @@ public final class Heap implements AutoCloseable {
     private volatile boolean logged;
     /** Log mode: told of every allocation and free, under the heap's lock, for the log to record. */
     private Journal journal;
-    /**
-     * Log mode: blocks {@link #allocateUnrecorded} allocated that the journal has not been told
-     * of yet (see {@link #recordAllocation}). A checkpoint's snapshot counts them free, since
-     * recovery learns of them from the log records that name them, not from the snapshot; the
-     * verifier does not call them leaked. Guarded by {@link #lock}.
-     */
-    private final java.util.Set<Long> unrecorded = new java.util.HashSet<>();
+    /** Log mode: the blocks {@link #allocateUnrecorded} allocated that the journal has not been told of. */
+    private final UnrecordedBlocks unrecorded = new UnrecordedBlocks(this);
 
     /** What the log records of the heap: every block allocated and freed. */
     public interface Journal {
@@ -344,7 +339,7 @@ public final class Heap implements AutoCloseable {
 
     /**
      * Log mode: {@link #allocate}, but the allocation is not told to the journal now; {@link
-     * #recordAllocation} tells it later, or {@link #releaseUnrecorded} gives the block back. For a
+     * UnrecordedBlocks#record} tells it later, or {@link UnrecordedBlocks#release} gives the block back. For a
      * block that a log record will name before any install record may: until then, the log's
      * recovery counts it free, and a checkpoint must count it free too ({@link #snapshot}).
      * Placed in a free block before the tail ({@link Placer#placeReusing}), not as {@link
@@ -359,115 +354,35 @@ public final class Heap implements AutoCloseable {
         if (!logged) {
             throw new IllegalStateException("an unrecorded allocation is for log mode, where the log recovers the allocator");
         }
-        long size = blockSizeFor(payload.remaining());
-        lock.lock();
-        try {
-            ensureWritable();
-            Placer.Placement p;
-            try {
-                if (fresh.size() >= FRESH_LIMIT) {
-                    sync();
-                }
-                maybeCoalesceForFragmentation();
-                p = Placer.placeReusing(this, size);
-                if ((p == null || p.kind() == Placer.Kind.TAIL) && !fresh.isEmpty() && Placer.anyFreeAtLeast(this, size)) {
-                    sync();
-                    p = Placer.placeReusing(this, size);
-                }
-            } catch (org.htod.core.HtodException e) {
-                throw failed(e);
-            }
-            if (p == null) {
-                throw new StoreFullException("no room for a block of " + size + " bytes in the heap of " + dev.name()
-                        + ": tail at " + tail + ", heap ends at " + end + ", " + lists.freeBytes() + " bytes free in "
-                        + lists.freeCount() + " blocks too small to use");
-            }
-            Placer.Placement placed = p;
-            long handle = undoable(() -> Placer.write(this, placed, payload), this::markRewrite);
-            account(p.size(), payload.remaining());
-            unrecorded.add(handle);
-            keepStampsNearCheckpoint();
-            return handle;
-        } finally {
-            lock.unlock();
-        }
+        return allocate(payload, true);
     }
 
-    /**
-     * Tells the journal of a block {@link #allocateUnrecorded} allocated (or {@link
-     * #claimedUnrecorded} took back), as {@link #allocate} would have; nothing if it was told
-     * already, so that an install tried again records the block once.
-     */
-    public void recordAllocation(long handle) {
-        lock.lock();
-        try {
-            ensureWritable();
-            if (unrecorded.remove(handle) && journal != null) {
-                journal.allocated(handle);
-            }
-        } finally {
-            lock.unlock();
-        }
+    /** The blocks allocated unrecorded, to record, give back or ask about. */
+    public UnrecordedBlocks unrecorded() {
+        return unrecorded;
     }
 
-    /**
-     * Gives back, in memory only, a block {@link #allocateUnrecorded} allocated and the journal was
-     * not told of; returns false, doing nothing, if the block was recorded since (a table may
-     * hold it: it is freed as any other block, by the table that unlinks it).
-     */
-    public boolean releaseUnrecorded(long handle) {
-        lock.lock();
-        try {
-            if (!unrecorded.remove(handle)) {
-                return false;
-            }
-            release(handle); // under the same hold: no one sees it neither unrecorded nor free
-            return true;
-        } finally {
-            lock.unlock();
+    /** Tells the journal of a block allocated unrecorded; the caller holds {@link #lock}. */
+    void journalAllocated(long handle) {
+        if (journal != null) {
+            journal.allocated(handle);
         }
     }
-
-    /** Whether {@code handle} is a block allocated unrecorded, not yet recorded or released. */
-    public boolean isUnrecorded(long handle) {
-        lock.lock();
-        try {
-            return unrecorded.contains(handle);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Blocks allocated unrecorded, not yet recorded or released. */
-    public int unrecordedCount() {
-        lock.lock();
-        try {
-            return unrecorded.size();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Recovery ({@link HeapReplay#claimUnrecordedIfFree}) took back a block a log record names. */
-    void claimedUnrecorded(long handle) {
-        lock.lock();
-        try {
-            unrecorded.add(handle);
-        } finally {
-            lock.unlock();
-        }
-    }
-
 
     /** Allocates a block for {@code payload} and writes it, header and data, in one device write. */
     public long allocate(ByteBuffer payload) {
+        return allocate(payload, false);
+    }
+
+    /** {@link #allocate}, or with {@code unrecorded} {@link #allocateUnrecorded}. */
+    private long allocate(ByteBuffer payload, boolean unrecordedBlock) {
         long size = blockSizeFor(payload.remaining());
         lock.lock();
         try {
             ensureWritable();
             Placer.Placement p;
             try {
-                p = placeMakingRoom(size);
+                p = unrecordedBlock ? placeReusing(size) : placeMakingRoom(size);
             } catch (org.htod.core.HtodException e) {
                 throw failed(e);
             }
@@ -477,20 +392,36 @@ public final class Heap implements AutoCloseable {
                         + ": tail at " + tail + ", heap ends at " + end + ", " + lists.freeBytes() + " bytes free in "
                         + lists.freeCount() + " blocks too small to use");
             }
-            try {
-                long handle = undoable(() -> Placer.write(this, p, payload), this::markRewrite);
-                account(p.size(), payload.remaining());
-                if (journal != null) {
-                    journal.allocated(handle);
-                }
-                keepStampsNearCheckpoint();
-                return handle;
-            } catch (org.htod.core.HtodException e) {
-                throw e; // undone: the heap is as it was, and usable
+            // A failed write is undone: the heap is as it was, and usable.
+            long handle = undoable(() -> Placer.write(this, p, payload), this::markRewrite);
+            account(p.size(), payload.remaining());
+            if (unrecordedBlock) {
+                unrecorded.add(handle);
+            } else if (journal != null) {
+                journal.allocated(handle);
             }
+            keepStampsNearCheckpoint();
+            return handle;
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * A placement for an unrecorded block ({@link Placer#placeReusing}): a free block before the
+     * tail, syncing first when only blocks freed since the last sync would serve; null if none.
+     */
+    private Placer.Placement placeReusing(long size) {
+        if (fresh.size() >= FRESH_LIMIT) {
+            sync();
+        }
+        maybeCoalesceForFragmentation();
+        Placer.Placement p = Placer.placeReusing(this, size);
+        if ((p == null || p.kind() == Placer.Kind.TAIL) && !fresh.isEmpty() && Placer.anyFreeAtLeast(this, size)) {
+            sync();
+            p = Placer.placeReusing(this, size);
+        }
+        return p;
     }
 
     /** A placement for {@code size} bytes, syncing or coalescing first when that makes room; null if none. */
@@ -752,16 +683,8 @@ public final class Heap implements AutoCloseable {
         try {
             ensureOpen();
             ensureUnfailed();
-            if (!unrecorded.isEmpty()) {
-                // Recovery learns of these from the records that name them (see unrecorded).
-                long[] all = java.util.Arrays.copyOf(alsoFree, alsoFree.length + unrecorded.size());
-                int i = alsoFree.length;
-                for (long h : unrecorded) {
-                    all[i++] = h;
-                }
-                alsoFree = all;
-            }
-            return Snapshot.encode(this, alsoFree);
+            // Recovery learns of unrecorded blocks from the records that name them.
+            return Snapshot.encode(this, unrecorded.withAll(alsoFree));
         } finally {
             lock.unlock();
         }

@@ -121,7 +121,7 @@ public final class HeapReplay {
      * Claims the block {@code handle} if all of its extent is free at this point of the replay
      * (or past the tail) and returns true; returns false if its first byte is allocated. For a
      * block that a log record names but no install record may have recorded yet: a block claimed
-     * so is allocated unrecorded ({@link Heap#recordAllocation} records it when installed).
+     * so is allocated unrecorded ({@link UnrecordedBlocks#record} records it when installed).
      *
      * @throws CorruptStoreException if the extent lies outside the heap, or is partly free
      */
@@ -131,7 +131,7 @@ public final class HeapReplay {
             return false;
         }
         claim(handle); // throws if the extent runs into allocated space
-        h.claimedUnrecorded(handle);
+        h.unrecorded().add(handle);
         return true;
     }
 

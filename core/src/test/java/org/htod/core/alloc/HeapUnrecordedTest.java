@@ -52,10 +52,10 @@ class HeapUnrecordedTest {
         long u = h.allocateUnrecorded(HeapFixture.payload(2, 5000));
         long gone = h.allocateUnrecorded(HeapFixture.payload(3, 700));
         assertEquals(List.of(a), j.allocated, "an unrecorded allocation is not journaled");
-        assertTrue(h.isUnrecorded(u));
+        assertTrue(h.unrecorded().contains(u));
         assertEquals(HeapFixture.payload(2, 5000), h.read(u), "written whole, as any allocation");
-        assertTrue(h.releaseUnrecorded(gone));
-        assertFalse(h.isUnrecorded(gone));
+        assertTrue(h.unrecorded().release(gone));
+        assertFalse(h.unrecorded().contains(gone));
         assertEquals(List.of(), j.freed, "given back unrecorded: nothing for the log to record");
 
         ByteBuffer snapshot = h.snapshot();
@@ -66,13 +66,13 @@ class HeapUnrecordedTest {
         assertTrue(replay.claimUnrecordedIfFree(u), "a free one is taken back");
         replay.finish();
         assertEquals(Set.of(a, u), allocated(back));
-        assertTrue(back.isUnrecorded(u), "and stays unrecorded until its install records it");
+        assertTrue(back.unrecorded().contains(u), "and stays unrecorded until its install records it");
 
-        h.recordAllocation(u);
-        h.recordAllocation(u); // an install tried again
+        h.unrecorded().record(u);
+        h.unrecorded().record(u); // an install tried again
         assertEquals(List.of(a, u), j.allocated, "recorded once");
-        assertFalse(h.isUnrecorded(u));
-        assertFalse(h.releaseUnrecorded(u), "a recorded block is freed by its table, not given back here");
+        assertFalse(h.unrecorded().contains(u));
+        assertFalse(h.unrecorded().release(u), "a recorded block is freed by its table, not given back here");
         assertEquals(Set.of(a, u), allocated(h));
         assertEquals(Set.of(a, u), allocated(Heap.fromSnapshot(dev, opt, h.snapshot(), "after")));
     }
