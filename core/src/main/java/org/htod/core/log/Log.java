@@ -36,6 +36,8 @@ import org.htod.core.device.BlockDevice;
  * When every record before the group is durable, the write is a {@link
  * BlockDevice#writeDurable} and stands for the sync: on a file, it waits for the log's own
  * frames only, not for every page of the file the flusher has written since the last sync.
+ * A record appended as naming other writes (a value its writer placed in the heap) has its
+ * write sync the device first, so that what it names is durable before any frame of it.
  * A write restarts in the middle of a frame when the previous one ended there: the frame is
  * rewritten with the same bytes before the new ones, which a tear at sector granularity cannot
  * harm (the frame is then the old one, or the new).
