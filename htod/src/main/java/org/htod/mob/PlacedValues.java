@@ -38,6 +38,9 @@ final class PlacedValues {
     /** Operation {@code op} of the record at {@code lsn}. */
     record At(long lsn, int op) {}
 
+    /** The last operation of a key: where it lies, and what it is. */
+    private record Last(At at, DataRecord.Op op) {}
+
     /**
      * Reads the placed values of {@code data} (in log order) that recovery needs: those of the
      * last record of each key.
@@ -45,50 +48,36 @@ final class PlacedValues {
      * @throws CorruptStoreException if a block does not hold the entry its record names
      */
     static Settled settle(Heap heap, List<Logged> data, String device) {
-        Map<ByteBuffer, At> last = new HashMap<>();
+        Map<ByteBuffer, Last> last = new HashMap<>();
         for (Logged d : data) {
             for (int i = 0; i < d.ops().size(); i++) {
-                last.put(nameOf(d.ops().get(i)), new At(d.lsn(), i));
+                DataRecord.Op op = d.ops().get(i);
+                last.put(nameOf(op), new Last(new At(d.lsn(), i), op));
             }
         }
-        List<At> placed = new ArrayList<>();
-        for (At at : last.values()) {
-            if (opAt(data, at).placed() != null) {
-                placed.add(at);
+        List<Last> placed = new ArrayList<>();
+        for (Last l : last.values()) {
+            if (l.op().placed() != null) {
+                placed.add(l);
             }
         }
-        placed.sort(Comparator.comparingLong(At::lsn)); // reads in about the order they were written
+        placed.sort(Comparator.comparingLong(l -> l.at().lsn())); // reads in about the order they were written
         Map<At, byte[]> values = new HashMap<>();
         long bytes = 0;
-        for (At at : placed) {
-            DataRecord.Op op = opAt(data, at);
+        for (Last l : placed) {
+            DataRecord.Op op = l.op();
             DataRecord.Placed p = op.placed();
             byte[] v = PlacedEntries.valueIfIntact(heap, p.block(), op.tableId(), op.key(), op.version(), op.expiry(),
                     p.headCrc(), p.valueLength());
             bytes += heap.blockSize(p.block());
             if (v == null) {
-                throw new CorruptStoreException(device + ": the log record at position " + at.lsn() + " names the block at"
-                        + " offset " + heap.address(p.block()) + " as holding its key's entry, which it does not (the block"
-                        + " was made durable before the record was written)", heap.address(p.block()));
+                throw new CorruptStoreException(device + ": the log record at position " + l.at().lsn() + " names the block"
+                        + " at offset " + heap.address(p.block()) + " as holding its key's entry, which it does not (the"
+                        + " block was made durable before the record was written)", heap.address(p.block()));
             }
-            values.put(at, v);
+            values.put(l.at(), v);
         }
         return new Settled(values, bytes);
-    }
-
-    private static DataRecord.Op opAt(List<Logged> data, At at) {
-        // data is in log order: find the record by a binary search on its position
-        int lo = 0;
-        int hi = data.size() - 1;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (data.get(mid).lsn() < at.lsn()) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return data.get(lo).ops().get(at.op());
     }
 
     private static ByteBuffer nameOf(DataRecord.Op op) {

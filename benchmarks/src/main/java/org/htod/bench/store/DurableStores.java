@@ -72,12 +72,8 @@ public final class DurableStores {
             throw new UncheckedIOException("cannot create " + dir, e);
         }
         switch (name) {
-            case HtodKeyValueStore.LOG_NAME:
-                return HtodKeyValueStore.durable(dir, false);
-            case HtodKeyValueStore.DIRECT_NAME:
-                return HtodKeyValueStore.durable(dir, true);
-            case HtodKeyValueStore.PLACED_NAME:
-                return HtodKeyValueStore.durablePlaced(dir);
+            case HtodKeyValueStore.LOG_NAME, HtodKeyValueStore.PLACED_NAME, HtodKeyValueStore.DIRECT_NAME:
+                return HtodKeyValueStore.durable(dir, name);
             case RocksDbStore.NAME:
                 return new RocksDbStore(dir, Durability.SYNC);
             case SqliteStore.NAME:

@@ -91,16 +91,12 @@ final class HtodKeyValueStore implements KeyValueStore {
     }
 
     /**
-     * A store at htod's own {@code Durability.SYNC} on a {@code FileDevice}: in direct mode when
-     * {@code direct}, else in log mode. Safe for puts from many threads at once.
+     * A store at htod's own {@code Durability.SYNC} on a {@code FileDevice}: {@code name} is
+     * {@value #LOG_NAME}, {@value #PLACED_NAME} or {@value #DIRECT_NAME}. Safe for puts from many
+     * threads at once.
      */
-    static HtodKeyValueStore durable(Path dir, boolean direct) {
-        return new HtodKeyValueStore(dir, direct ? DIRECT_NAME : LOG_NAME);
-    }
-
-    /** {@value #PLACED_NAME}, as {@link #durable} in log mode. */
-    static HtodKeyValueStore durablePlaced(Path dir) {
-        return new HtodKeyValueStore(dir, PLACED_NAME);
+    static HtodKeyValueStore durable(Path dir, String name) {
+        return new HtodKeyValueStore(dir, name);
     }
 
     private HtodKeyValueStore(Path dir, String durableName) {

@@ -382,6 +382,10 @@ public final class Heap implements AutoCloseable {
             ensureWritable();
             Placer.Placement p;
             try {
+                if (fresh.size() >= FRESH_LIMIT) {
+                    sync();
+                }
+                maybeCoalesceForFragmentation();
                 p = unrecordedBlock ? placeReusing(size) : placeMakingRoom(size);
             } catch (org.htod.core.HtodException e) {
                 throw failed(e);
@@ -412,10 +416,6 @@ public final class Heap implements AutoCloseable {
      * tail, syncing first when only blocks freed since the last sync would serve; null if none.
      */
     private Placer.Placement placeReusing(long size) {
-        if (fresh.size() >= FRESH_LIMIT) {
-            sync();
-        }
-        maybeCoalesceForFragmentation();
         Placer.Placement p = Placer.placeReusing(this, size);
         if ((p == null || p.kind() == Placer.Kind.TAIL) && !fresh.isEmpty() && Placer.anyFreeAtLeast(this, size)) {
             sync();
@@ -424,12 +424,8 @@ public final class Heap implements AutoCloseable {
         return p;
     }
 
-    /** A placement for {@code size} bytes, syncing or coalescing first when that makes room; null if none. */
+    /** A placement for {@code size} bytes, syncing or coalescing when that makes room; null if none. */
     private Placer.Placement placeMakingRoom(long size) {
-        if (fresh.size() >= FRESH_LIMIT) {
-            sync();
-        }
-        maybeCoalesceForFragmentation();
         Placer.Placement p = Placer.place(this, size);
         if (p == null && !fresh.isEmpty()) {
             sync();

@@ -200,7 +200,7 @@ public final class Log {
      * @throws IllegalArgumentException if the payload exceeds {@link #maxPayload()}
      */
     public Appended append(int type, ByteBuffer payload) {
-        Appended a = append(type, payload, reserve);
+        Appended a = append(type, payload, reserve, false);
         writeAheadIfLarge();
         return a;
     }
@@ -212,11 +212,7 @@ public final class Log {
 
     /** {@link #appendReserved}; {@code namesOtherWrites} as {@link #tryAppend(int, ByteBuffer, boolean)} says. */
     public Appended appendReserved(int type, ByteBuffer payload, boolean namesOtherWrites) {
-        Appended a;
-        synchronized (this) {
-            a = append(type, payload, 0);
-            pendingNamesOtherWrites |= namesOtherWrites;
-        }
+        Appended a = append(type, payload, 0, namesOtherWrites);
         writeAheadIfLarge();
         return a;
     }
@@ -249,9 +245,7 @@ public final class Log {
         if (len + padBefore(len) > regionSize - (end - start) - reserve) {
             return null;
         }
-        Appended a = append(type, payload, reserve);
-        pendingNamesOtherWrites |= namesOtherWrites;
-        return a;
+        return append(type, payload, reserve, namesOtherWrites);
     }
 
     /** Bytes appended but not yet written beyond which an appender writes them (no sync): memory stays bounded at NONE. */
@@ -393,7 +387,12 @@ public final class Log {
         }
     }
 
-    private synchronized Appended append(int type, ByteBuffer payload, long keepFree) {
+    /**
+     * Appends under the monitor, waiting for room beyond {@code keepFree}; {@code namesOtherWrites}
+     * marks {@link #pending} for the sync of the device first (see {@link #tryAppend(int,
+     * ByteBuffer, boolean)}).
+     */
+    private synchronized Appended append(int type, ByteBuffer payload, long keepFree, boolean namesOtherWrites) {
         int len = Records.length(payload.remaining());
         checkSize(payload);
         long seen = stalls;
@@ -422,6 +421,7 @@ public final class Log {
         Records.encodeInto(pending, type, at, epoch, payload);
         end += len;
         recordsInPending++;
+        pendingNamesOtherWrites |= namesOtherWrites;
         return new Appended(at, end, generation);
     }
 
