@@ -2,10 +2,15 @@
 # The A/B of the waiters' yield, as run on 2 cores (see README.md beside it).
 # Usage, from the repository root, after building the benchmark jar (B):
 #   ab.sh A_CLASSES OUT
-# A_CLASSES: Log and Waiters before the change (org/htod/core/log/...), compiled against core's
-# classes; they go first on the class path. OUT: where results go. For the 16-core machine:
-#   mkdir -p target/devpkg/A/src && for f in Log Waiters; do git show 5a99eb7:core/src/main/java/org/htod/core/log/$f.java \
-#       > target/devpkg/A/src/$f.java; done && javac -nowarn -cp core/target/classes -d target/devpkg/A target/devpkg/A/src/*.java
+# A_CLASSES: the waiters without their yield (org/htod/core/log/Waiters*.class), compiled against
+# core's classes; they go first on the class path. OUT: where results go. As run on 2 cores, A was
+# Log and Waiters of 5a99eb7; Log has changed since (placed values, wait counts), so A is now
+# today's Waiters with its yield turned off, which leaves the rest of the build alike. For the
+# 16-core machine (after device-pack.sh, which empties target/devpkg):
+#   mkdir -p target/devpkg/A/src && sed 's/MAX_YIELD_NANOS = 100_000;/MAX_YIELD_NANOS = -1;/' \
+#       core/src/main/java/org/htod/core/log/Waiters.java > target/devpkg/A/src/Waiters.java \
+#     && grep -q 'MAX_YIELD_NANOS = -1;' target/devpkg/A/src/Waiters.java \
+#     && javac -nowarn -cp core/target/classes -d target/devpkg/A target/devpkg/A/src/Waiters.java
 #   there: AB_JAVA=target/devpkg/java AB_JAR=target/devpkg/benchmarks.jar AB_THREADS="64 16" \
 #       AB_JMH="-wi 1 -w 4s -i 2 -r 4s -f 1" ab.sh target/devpkg/A "$OUT"
 set -e

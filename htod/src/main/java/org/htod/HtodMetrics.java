@@ -1,6 +1,7 @@
 package org.htod;
 
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
@@ -131,6 +132,14 @@ public final class HtodMetrics implements MeterBinder {
                     .description("install batches of the flusher").register(registry);
             FunctionCounter.builder("htod.installed.keys", store, s -> s.layer().figures().installedKeys()).tags(tags)
                     .description("keys installed into the tables, one entry write (or removal) each").register(registry);
+            FunctionTimer.builder("htod.buffer.waits", store, s -> s.layer().figures().bufferWaits(),
+                    s -> s.layer().figures().bufferWaitNanos(), TimeUnit.NANOSECONDS).tags(tags)
+                    .description("writes that waited for room in the write buffer: the flusher behind the writers")
+                    .register(registry);
+            FunctionTimer.builder("htod.log.waits", store, s -> s.layer().figures().logWaits(),
+                    s -> s.layer().figures().logWaitNanos(), TimeUnit.NANOSECONDS).tags(tags)
+                    .description("writes that waited for room in the log: its checkpoints behind the writers")
+                    .register(registry);
             FunctionCounter.builder("htod.checkpoints", store, s -> s.layer().figures().checkpoints()).tags(tags)
                     .description("checkpoints taken; each frees the log up to the oldest change still buffered").register(registry);
         }

@@ -118,11 +118,17 @@ public record StoreStats(
      * @param doublingSteps doubling steps of the tables
      * @param logUsedBytes bytes of the log region holding records not yet released by a checkpoint
      * @param logRegionBytes bytes of the log region
+     * @param bufferWaits writes that waited for room in the buffer: the flusher's installs fell
+     *     behind the writers
+     * @param bufferWaitSeconds seconds those writes waited, in all
+     * @param logWaits writes that waited for room in the log: its checkpoints fell behind the writers
+     * @param logWaitSeconds seconds those writes waited, in all
      */
     public record WriteLayerFigures(long groupCommits, long recordsCommitted, double meanGroupSize, long bufferBytes,
             long bufferCapacity, double bufferFill, long bufferedKeys, long changesBuffered, long changesAbsorbed,
             double absorption, long installs, long installedKeys, long checkpoints, long doublingSteps,
-            long logUsedBytes, long logRegionBytes) {}
+            long logUsedBytes, long logRegionBytes, long bufferWaits, double bufferWaitSeconds, long logWaits,
+            double logWaitSeconds) {}
 
     /** Lookups of the entry cache that found an entry's bytes, and those that read the device; {@code hitRatio} in 0..1. */
     public record Cache(long hits, long misses, double hitRatio) {}

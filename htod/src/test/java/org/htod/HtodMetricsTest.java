@@ -72,6 +72,9 @@ class HtodMetricsTest {
         assertTrue(counter(registry, "htod.installs", null, null) >= 1);
         assertTrue(counter(registry, "htod.checkpoints", null, null) - checkpoints0 >= 1);
         assertTrue(counter(registry, "htod.buffer.absorbed", null, null) <= counter(registry, "htod.buffer.changes", null, null));
+        // No write waited for the flusher here (BackPressureFiguresTest makes some wait).
+        assertEquals(0, registry.find("htod.buffer.waits").functionTimer().count());
+        assertEquals(0, registry.find("htod.log.waits").functionTimer().count());
     }
 
     private static double counter(SimpleMeterRegistry r, String name, String tag, String value) {

@@ -396,6 +396,9 @@ final class Mob {
     private volatile HtodException stalled;
     /** Failures so far: a waiter gives up only on a try begun after it began to wait, the second since (see {@code Log.stall}). */
     private long stalls;
+    /** Writers that waited for room (back-pressure: the flusher behind the writers), and the nanoseconds they waited. */
+    private long roomWaits;
+    private long roomWaitNanos;
 
     /** See {@link #stalled}; null when the flusher works again. Wakes every waiter. */
     synchronized void stall(HtodException why) {
@@ -413,22 +416,38 @@ final class Mob {
         }
         synchronized (this) {
             long seen = stalls;
-            while (!closed && bytes.get() > 0 && bytes.get() + n > capacity) {
-                HtodException why = stalled;
-                if (why != null && stalls - seen >= 2) {
-                    String msg = "the write buffer is full and the flusher cannot empty it now (" + why.getMessage()
-                            + "); nothing was written for this change, reads go on, and writes resume once it can";
-                    throw why instanceof org.htod.core.StoreFullException
-                            ? new org.htod.core.StoreFullException(msg, why) : new HtodException(msg, why);
+            long began = 0;
+            try {
+                while (!closed && bytes.get() > 0 && bytes.get() + n > capacity) {
+                    HtodException why = stalled;
+                    if (why != null && stalls - seen >= 2) {
+                        String msg = "the write buffer is full and the flusher cannot empty it now (" + why.getMessage()
+                                + "); nothing was written for this change, reads go on, and writes resume once it can";
+                        throw why instanceof org.htod.core.StoreFullException
+                                ? new org.htod.core.StoreFullException(msg, why) : new HtodException(msg, why);
+                    }
+                    if (began == 0) {
+                        began = System.nanoTime();
+                    }
+                    try {
+                        wait(100);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new HtodException("interrupted while waiting for room in the write buffer", e);
+                    }
                 }
-                try {
-                    wait(100);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new HtodException("interrupted while waiting for room in the write buffer", e);
+            } finally {
+                if (began != 0) {
+                    roomWaits++;
+                    roomWaitNanos += System.nanoTime() - began;
                 }
             }
         }
+    }
+
+    /** Writers that waited for room in the buffer so far, and the nanoseconds they waited in all. */
+    synchronized long[] roomWaits() {
+        return new long[] {roomWaits, roomWaitNanos};
     }
 
     /** The keys of a map in the buffer, for its iterators. */

@@ -104,18 +104,27 @@ public final class WriteLayer {
      * @param doublingSteps doubling steps of the tables
      * @param logUsedBytes bytes of the log region holding records not yet released by a checkpoint
      * @param logRegionBytes bytes of the log region
+     * @param bufferWaits writes that waited for room in the buffer (back-pressure: the flusher's
+     *     installs behind the writers)
+     * @param bufferWaitNanos nanoseconds those writes waited, in all
+     * @param logWaits writes that waited for room in the log (the checkpoints that free it behind
+     *     the writers)
+     * @param logWaitNanos nanoseconds those writes waited, in all
      */
     public record Figures(long groupCommits, long recordsCommitted, long bufferBytes, long bufferCapacity,
             long bufferedKeys, long changesBuffered, long changesAbsorbed, long installs, long installedKeys,
-            long checkpoints, long doublingSteps, long logUsedBytes, long logRegionBytes) {}
+            long checkpoints, long doublingSteps, long logUsedBytes, long logRegionBytes, long bufferWaits,
+            long bufferWaitNanos, long logWaits, long logWaitNanos) {}
 
     /** See {@link Figures}. */
     public Figures figures() {
         long[] groups = log.groupCounts();
         long[] buffered = mob.counts();
+        long[] bufferWaits = mob.roomWaits();
+        long[] logWaits = log.roomWaits();
         return new Figures(groups[0], groups[1], mob.bytes(), mob.capacity(), mob.keys(), buffered[0], buffered[1],
                 stats.installs, stats.installedKeys, stats.checkpoints, stats.doublingSteps, log.used(),
-                log.regionSize());
+                log.regionSize(), bufferWaits[0], bufferWaits[1], logWaits[0], logWaits[1]);
     }
 
     /** The storage under the tables: the heap and the superblock. */

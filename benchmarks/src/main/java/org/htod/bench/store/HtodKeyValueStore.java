@@ -11,6 +11,7 @@ import org.htod.Codec;
 import org.htod.Htod;
 import org.htod.HtodMap;
 import org.htod.HtodStore;
+import org.htod.StoreStats;
 import org.htod.core.device.CountingDevice;
 import org.htod.core.device.FileDevice;
 import org.htod.core.device.RawDevice;
@@ -113,13 +114,20 @@ final class HtodKeyValueStore implements KeyValueStore {
 
     /**
      * For the durable-put stores, what the device did so far: syncs, bytes written and, in log
-     * mode, the group commits and the records they carried; null for the others.
+     * mode, the group commits and the records they carried, and how often and how long writers
+     * waited for room in the write buffer and in the log (the flusher behind them); null for the
+     * others.
      */
     String ioSummary(long puts) {
         if (counting == null) {
             return null;
         }
-        return DurableStores.ioLine(puts, counting.counts(), logGroups());
+        String line = DurableStores.ioLine(puts, counting.counts(), logGroups());
+        StoreStats.WriteLayerFigures w = store.stats().writeLayer();
+        return w == null ? line
+                : line + String.format(java.util.Locale.ROOT, " bufferWaits=%d bufferWaitSeconds=%.3f logWaits=%d"
+                        + " logWaitSeconds=%.3f", w.bufferWaits(), w.bufferWaitSeconds(), w.logWaits(),
+                        w.logWaitSeconds());
     }
 
     /**

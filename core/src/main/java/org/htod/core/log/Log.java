@@ -105,6 +105,9 @@ public final class Log {
     private HtodException stalled;
     /** Failures reported by {@link #stall} so far: a waiter gives up only on one met after it began to wait. */
     private long stalls;
+    /** Appends that waited for room, and the nanoseconds they waited (see {@link #roomWaits}). */
+    private long roomWaits;
+    private long roomWaitNanos;
     private long groups;
     private long groupRecords;
     /** Written under this monitor; read without it by a leader gathering its group. */
@@ -343,13 +346,44 @@ public final class Log {
 
     /** Waits until a record of {@code payloadBytes} would fit without the flusher's reserve. */
     public synchronized void awaitRoom(int payloadBytes) {
-        int len = Records.length(payloadBytes);
+        waitForRoom(Records.length(payloadBytes), reserve, true);
+    }
+
+    /**
+     * Under the monitor: waits until a record of {@code len} bytes (and the pad before it) fits
+     * with {@code keepFree} bytes left over, giving up with the flusher's error if {@code
+     * giveUpOnStall} and a try begun meanwhile fails (see {@link #stall}). A wait is counted in
+     * {@link #roomWaits}.
+     */
+    private void waitForRoom(int len, long keepFree, boolean giveUpOnStall) {
         long seen = stalls;
-        while (len + padBefore(len) > regionSize - (end - start) - reserve) {
-            ensureUsable();
-            ensureNotStalled(seen);
-            waitQuietly();
+        long began = 0;
+        try {
+            while (len + padBefore(len) > regionSize - (end - start) - keepFree) {
+                ensureUsable();
+                if (giveUpOnStall) {
+                    ensureNotStalled(seen);
+                }
+                if (began == 0) {
+                    began = System.nanoTime();
+                }
+                waitQuietly();
+            }
+        } finally {
+            if (began != 0) {
+                roomWaits++;
+                roomWaitNanos += System.nanoTime() - began;
+            }
         }
+    }
+
+    /**
+     * Appends that waited for room so far, in {@link #awaitRoom} or inside an append
+     * (back-pressure: the checkpoints that free the log's space behind its writers), and the
+     * nanoseconds they waited in all.
+     */
+    public synchronized long[] roomWaits() {
+        return new long[] {roomWaits, roomWaitNanos};
     }
 
     /**
@@ -395,19 +429,9 @@ public final class Log {
     private synchronized Appended append(int type, ByteBuffer payload, long keepFree, boolean namesOtherWrites) {
         int len = Records.length(payload.remaining());
         checkSize(payload);
-        long seen = stalls;
-        while (true) {
-            ensureUsable();
-            long room = regionSize - (end - start) - keepFree;
-            long needed = len + padBefore(len);
-            if (needed <= room) {
-                break;
-            }
-            if (keepFree > 0) {
-                ensureNotStalled(seen); // the flusher's own records (keepFree 0) go on waiting for a release
-            }
-            waitQuietly();
-        }
+        ensureUsable();
+        // the flusher's own records (keepFree 0) go on waiting for a release through a stall
+        waitForRoom(len, keepFree, keepFree > 0);
         long pad = padBefore(len);
         if (pad > 0) {
             if (pad >= Records.HEADER) {

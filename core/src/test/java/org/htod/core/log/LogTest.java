@@ -391,6 +391,7 @@ class LogTest {
             log.append(DATA, payload(id++, 500));
         }
         log.sync();
+        assertEquals(0, log.roomWaits()[0], "no append has waited yet");
         CountDownLatch appended = new CountDownLatch(1);
         long next = id;
         Thread w = new Thread(() -> {
@@ -403,6 +404,8 @@ class LogTest {
         log.release(log.durable());
         w.join(10_000);
         assertEquals(0, appended.getCount(), "a release lets it go on");
+        assertEquals(1, log.roomWaits()[0], "its wait is counted");
+        assertTrue(log.roomWaits()[1] > 0, "with the time it took");
         assertTrue(log.appendReserved(DATA, payload(-1, 500)).lsn() >= 0, "the reserve takes records beyond");
     }
 
