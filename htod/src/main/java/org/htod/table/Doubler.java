@@ -317,12 +317,12 @@ final class Doubler {
      * four parts; every entry checked, and checked to hash into {@code bucket} of {@code a}.
      */
     static long[] readChain(HashtableOnDisk t, long first, BucketArray a, long bucket) {
-        List<HashtableOnDisk.Loaded> items = new ArrayList<>();
+        List<EntryLoader.Loaded> items = new ArrayList<>();
         long cur = first;
         long limit = t.count.get() + 1024;
         while (cur != 0) {
-            HashtableOnDisk.Loaded e = t.load(cur);
-            t.checkBucket(e, a, bucket);
+            EntryLoader.Loaded e = t.entries.load(cur);
+            t.entries.checkBucket(e, a, bucket);
             items.add(e);
             cur = e.h.next;
             if (items.size() > limit) {
@@ -332,7 +332,7 @@ final class Doubler {
         int len = items.size();
         long[] out = new long[4 * len];
         for (int j = 0; j < len; j++) {
-            HashtableOnDisk.Loaded e = items.get(j);
+            EntryLoader.Loaded e = items.get(j);
             out[j] = e.handle;
             out[len + j] = e.h.hash;
             out[2 * len + j] = e.h.next;

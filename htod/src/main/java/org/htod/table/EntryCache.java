@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * A bounded cache of entries' first bytes (what {@link HashtableOnDisk#load} reads: the fixed
+ * A bounded cache of entries' first bytes (what {@link EntryLoader#load} reads: the fixed
  * fields and, for most entries, key and value; an entry read whole is kept whole up to {@link
  * #wholeLimit}), keyed by handle, shared by the tables of a store.
  * It saves the device read of an entry on a chain walk. Only bytes whose checksums matched enter
@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.LongAdder;
  * SyncGate}, {@link HashtableOnDisk#writeNext}) replaces the cached copy under the view lock that
  * readers take; and a block is dropped from the cache before it is freed, so a handle reused for
  * a new block never finds old bytes. A link that waits in the gate is applied over the cached
- * copy by {@link HashtableOnDisk#load}.
+ * copy by {@link EntryLoader#load}.
  *
  * <h2>Concurrency</h2>
  *

@@ -74,12 +74,12 @@ final class TableCursor implements Iterator<StoredEntry> {
             long steps = 0;
             long limit = t.count.get() + 1024;
             while (cur != 0) {
-                HashtableOnDisk.Loaded e = t.load(cur, withValues);
-                t.checkBucket(e, a, bucket);
+                EntryLoader.Loaded e = t.entries.load(cur, withValues);
+                t.entries.checkBucket(e, a, bucket);
                 Entries.Head h = e.h;
                 // the clock is read only for an entry with an expiry: most have none
                 if ((h.hash & (m - 1)) == c && (includeExpired || h.expiry == 0 || h.expiry > t.clock.getAsLong())) {
-                    ready.add(t.decode(e, withValues));
+                    ready.add(t.entries.decode(e, withValues));
                 }
                 cur = h.next;
                 if (++steps > limit) {

@@ -68,9 +68,9 @@ public final class TableRecovery {
         // The catalog's entries as the walk found them, with any an interrupted doubling cut out
         // of their chains: iterating the catalog before its relinking would miss those.
         List<Walk> walks = new ArrayList<>();
-        for (HashtableOnDisk.Loaded e : cat.kept) {
+        for (EntryLoader.Loaded e : cat.kept) {
             String name = new String(e.key(), java.nio.charset.StandardCharsets.UTF_8);
-            HashtableOnDisk t = ts.tableAt(name, ts.catalog().value(e), e.handle);
+            HashtableOnDisk t = ts.tableAt(name, ts.catalog().entries.value(e), e.handle);
             Walk w = new Walk(t, false);
             walk(w, marks);
             walks.add(w);
@@ -146,7 +146,7 @@ public final class TableRecovery {
 
         /** The catalog's walk keeps every entry it reaches or adopts. */
         final boolean keepEntries;
-        final List<HashtableOnDisk.Loaded> kept = new ArrayList<>();
+        final List<EntryLoader.Loaded> kept = new ArrayList<>();
 
         Walk(HashtableOnDisk t, boolean keepEntries) {
             this.t = t;
@@ -203,9 +203,9 @@ public final class TableRecovery {
         long cur = first;
         long pred = 0;
         int predSalt = 0;
-        List<HashtableOnDisk.Loaded> seen = new ArrayList<>(); // each entry kept
+        List<EntryLoader.Loaded> seen = new ArrayList<>(); // each entry kept
         while (cur != 0) {
-            t.checkLink(cur);
+            t.entries.checkLink(cur);
             if (marks.marked(cur)) {
                 if (tolerant) {
                     return;
@@ -213,9 +213,9 @@ public final class TableRecovery {
                 throw t.corrupt(cur, "an entry reached once, from bucket " + bucket,
                         "it reached again: a cycle, or two chains sharing it");
             }
-            HashtableOnDisk.Loaded e = t.load(cur);
+            EntryLoader.Loaded e = t.entries.load(cur);
             if (!tolerant) {
-                t.checkBucket(e, a, bucket);
+                t.entries.checkBucket(e, a, bucket);
             }
             if (!tolerant && keptBefore(seen, e)) {
                 // unlinked once every walk has succeeded: an open that fails writes nothing
@@ -241,9 +241,9 @@ public final class TableRecovery {
     }
 
     /** Whether an entry kept earlier in the chain has the key of {@code e}. */
-    private static boolean keptBefore(List<HashtableOnDisk.Loaded> seen, HashtableOnDisk.Loaded e) {
+    private static boolean keptBefore(List<EntryLoader.Loaded> seen, EntryLoader.Loaded e) {
         byte[] key = e.key();
-        for (HashtableOnDisk.Loaded s : seen) {
+        for (EntryLoader.Loaded s : seen) {
             if (s.h.hash == e.h.hash && s.keyEquals(key)) {
                 return true;
             }
@@ -283,10 +283,10 @@ public final class TableRecovery {
             return false;
         }
         HashtableOnDisk t = w.t;
-        HashtableOnDisk.Loaded e;
+        EntryLoader.Loaded e;
         try {
-            e = t.load(handle);
-            t.value(e);
+            e = t.entries.load(handle);
+            t.entries.value(e);
         } catch (CorruptStoreException x) {
             return false; // not a whole entry of this table: a leak like any other
         }

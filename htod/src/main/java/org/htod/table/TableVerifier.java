@@ -143,7 +143,7 @@ public final class TableVerifier {
         long n = 0;
         java.util.Set<ByteBuffer> keys = new java.util.HashSet<>();
         while (cur != 0) {
-            t.checkLink(cur);
+            t.entries.checkLink(cur);
             mark(marks, cur, reached, t, "an entry");
             // From the disk, not the cache: the heap header (allocated, of the handle's size), then
             // every checksum of the entry.
