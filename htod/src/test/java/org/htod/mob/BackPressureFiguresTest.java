@@ -31,33 +31,6 @@ import org.junit.jupiter.api.Timeout;
  */
 class BackPressureFiguresTest {
 
-    /** Holds the first write the flusher thread makes, once armed, until released. */
-    private static final class HeldFlusher extends ForwardingDevice {
-        volatile boolean armed;
-        final CountDownLatch held = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-
-        HeldFlusher(BlockDevice inner) {
-            super(inner);
-        }
-
-        @Override
-        public void write(long pos, ByteBuffer src) {
-            if (armed && Thread.currentThread().getName().startsWith("htod-flusher")) {
-                armed = false;
-                held.countDown();
-                try {
-                    if (!release.await(5, TimeUnit.MINUTES)) {
-                        throw new AssertionError("the test never released the flusher");
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            super.write(pos, src);
-        }
-    }
-
     @Test
     @Timeout(120)
     void aWriteThatWaitsForRoomInTheBufferIsCounted() throws Exception {
@@ -87,7 +60,8 @@ class BackPressureFiguresTest {
      */
     private static StoreStats.WriteLayerFigures waitBehindTheFlusher(
             java.util.function.UnaryOperator<Htod.Builder> shape, String waitClass, String waitMethod) throws Exception {
-        HeldFlusher dev = new HeldFlusher(new MemoryDevice());
+        HeldDevice dev = new HeldDevice(new MemoryDevice(), true,
+                () -> Thread.currentThread().getName().startsWith("htod-flusher"));
         HtodStore s = shape.apply(Htod.builder(dev).grain(64)).durability(Durability.NONE).open();
         try {
             HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());

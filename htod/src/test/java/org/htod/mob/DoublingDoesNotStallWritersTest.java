@@ -34,42 +34,16 @@ import org.junit.jupiter.api.Test;
  */
 class DoublingDoesNotStallWritersTest {
 
-    /** Holds the first device read a doubling step makes, once armed, until released. */
-    private static final class HeldDoubling extends ForwardingDevice {
-        volatile boolean armed;
-        final CountDownLatch held = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-
-        HeldDoubling(BlockDevice inner) {
-            super(inner);
-        }
-
-        @Override
-        public void read(long pos, ByteBuffer dst) {
-            if (armed && inDoublingStep()) {
-                armed = false;
-                held.countDown();
-                try {
-                    if (!release.await(5, TimeUnit.MINUTES)) {
-                        throw new AssertionError("the test never released the doubling");
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            super.read(pos, dst);
-        }
-
-        private static boolean inDoublingStep() {
-            return StackWalker.getInstance()
-                    .walk(s -> s.anyMatch(f -> f.getClassName().equals("org.htod.table.Doubler$Logged")));
-        }
+    /** Whether the calling thread is in a doubling step. */
+    private static boolean inDoublingStep() {
+        return StackWalker.getInstance()
+                .walk(st -> st.anyMatch(f -> f.getClassName().equals("org.htod.table.Doubler$Logged")));
     }
 
     @Test
     void syncWritersFinishWhileADoublingIsHeld() throws InterruptedException {
         MemoryDevice disk = new MemoryDevice();
-        HeldDoubling dev = new HeldDoubling(disk);
+        HeldDevice dev = new HeldDevice(disk, false, DoublingDoesNotStallWritersTest::inDoublingStep);
         HtodStore s = Htod.builder(dev).grain(64).logSize(16 << 20).cacheSize(0).durability(Durability.SYNC).open();
         int threads = 4;
         int perThread = 150 * LogStores.scale();

@@ -34,7 +34,7 @@ final class LogAloneStore extends DurableProbe {
     LogAloneStore(Path dir) {
         super(NAME, "the log's writes");
         long region = ContainerConfig.DEFAULT_LOG_SIZE;
-        device = new CountingDevice(FileDevice.open(dir.resolve("log.region")));
+        device = new CountingDevice(FileDevice.open(dir.resolve("log.region")), false); // no seek distance: see HtodKeyValueStore
         try {
             Log.format(device, REGION_OFFSET, region);
             log = new Log(device, REGION_OFFSET, region, 0, 0, 1);
