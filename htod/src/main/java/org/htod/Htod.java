@@ -425,7 +425,7 @@ public final class Htod {
                 try {
                     Clock c = clock;
                     TableOptions topts = new TableOptions(false, c::millis, loadPermille, cacheSize, maxPendingLinks,
-                            doublingMinBatch);
+                            doublingMinBatch, TableOptions.DEFAULT_SLOT_RUN_BYTES);
                     WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
                             bufferSize, Math.max(1, syncInterval.toMillis()), installBatch, placeValuesFrom);
                     // An online compaction opens the file again with these very options.
@@ -464,7 +464,8 @@ public final class Htod {
             try {
                 Clock c = clock;
                 tables = TableStore.open(storage, new TableOptions(durability == Durability.SYNC, c::millis,
-                        loadPermille, cacheSize, maxPendingLinks, doublingMinBatch), progress::step);
+                        loadPermille, cacheSize, maxPendingLinks, doublingMinBatch, TableOptions.DEFAULT_SLOT_RUN_BYTES),
+                        progress::step);
             } catch (RuntimeException e) {
                 // Not storage.close(): that would mark the store clean and skip the tables' recovery
                 // next time. An open that failed before the storage began has written nothing.

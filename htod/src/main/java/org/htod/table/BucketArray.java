@@ -236,16 +236,25 @@ final class BucketArray {
 
     /** Writes {@code values} to the slots from {@code first} on, which must lie in one segment: one write. */
     void setRun(Heap heap, long first, long[] values) {
-        ByteBuffer b = ByteBuffer.allocate(SLOT_SIZE * values.length);
-        for (int i = 0; i < values.length; i++) {
-            b.putLong(i * SLOT_SIZE, values[i]).putInt(i * SLOT_SIZE + 8, Links.check(values[i], first + i));
-        }
+        ByteBuffer b = encodeRun(first, values);
         Runnable write = () -> heap.writeAt(segment(first), offsetIn(first), b);
         if (copies == null) {
             write.run();
         } else {
             copies[(int) (first >>> shift)].write((int) (first & ((1L << shift) - 1)), values, write);
         }
+    }
+
+    /**
+     * The bytes of slots {@code first ..} holding {@code values}: each slot its handle, its check
+     * salted by its bucket, and zero padding to {@value #SLOT_SIZE} bytes.
+     */
+    static ByteBuffer encodeRun(long first, long[] values) {
+        ByteBuffer b = ByteBuffer.allocate(SLOT_SIZE * values.length);
+        for (int i = 0; i < values.length; i++) {
+            b.putLong(i * SLOT_SIZE, values[i]).putInt(i * SLOT_SIZE + 8, Links.check(values[i], first + i));
+        }
+        return b;
     }
 
     /** Slots per segment: runs of slots passed to {@link #getRun} and {@link #setRun} stay within this. */

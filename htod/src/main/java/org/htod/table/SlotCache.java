@@ -10,8 +10,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * naming that block, loaded whole on first use (one read of the segment, every slot checked).
  *
  * <p>It stays equal to the disk because every write of a slot goes through {@link
- * Segment#write}: a flush's link ({@link SyncGate#writeNow}), {@link BucketArray#set} and {@link
- * BucketArray#setRun}. A segment's lock is held across the device write and the update of the
+ * Segment#write} or {@link Segment#writeRun}: a flush's links ({@link SyncGate#writeNow}, and a
+ * run of them in one write), {@link BucketArray#set} and {@link BucketArray#setRun}. A run also
+ * writes the slots between its links, from the copy: so the copy must never be older than the
+ * disk, which this order guarantees. A segment's lock is held across the device write and the update of the
  * copy, and across the load, so a load never publishes a slot older than a write that finished
  * before it, whatever stripe wrote it. A reader reads the copy without that lock: it holds the
  * view read lock of its bucket's stripe, under whose write side every write of that bucket's slot
@@ -89,6 +91,32 @@ final class SlotCache {
             if (s != null) {
                 System.arraycopy(values, 0, s, first, values.length);
             }
+        }
+
+        /**
+         * Writes the slots from {@code first} on as one run, if the copy is held: slot {@code first
+         * + k} gets {@code targets[k]}, or where that is negative the value the copy holds, which is
+         * the disk's under this lock, so the slots the run passes over are written back as they
+         * are. {@code write} gets the values and makes the device write; then the copy takes them. A
+         * failed write forgets the copy. Returns false, writing nothing, if the copy is not held.
+         */
+        synchronized boolean writeRun(int first, long[] targets, java.util.function.Consumer<long[]> write) {
+            long[] s = slots;
+            if (s == null) {
+                return false;
+            }
+            long[] values = new long[targets.length];
+            for (int k = 0; k < values.length; k++) {
+                values[k] = targets[k] >= 0 ? targets[k] : s[first + k];
+            }
+            try {
+                write.accept(values);
+            } catch (RuntimeException e) {
+                forget();
+                throw e;
+            }
+            System.arraycopy(values, 0, s, first, values.length);
+            return true;
         }
 
         /** Holds an all-zero copy of {@code count} slots, for a segment just written empty. */

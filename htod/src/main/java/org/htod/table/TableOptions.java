@@ -14,15 +14,23 @@ import java.util.function.LongSupplier;
  * @param maxPendingLinks links or unlinked blocks that may wait in memory before a writer flushes them
  * @param doublingMinBatch fewest old buckets a doubling moves per batch (tests lower it to get doublings
  *     of many batches from small tables)
+ * @param slotRunBytes bucket slots of one segment that a flush changes and that lie less than this many
+ *     bytes apart are written as one run (see {@code SyncGate.writeSlotRun}); 0 writes every link alone
+ *     (tests do, so that crashes fall between the links as they did)
  */
 public record TableOptions(boolean syncEachWrite, LongSupplier clock, int loadPermille, long cacheBytes,
-        int maxPendingLinks, int doublingMinBatch) {
+        int maxPendingLinks, int doublingMinBatch, int slotRunBytes) {
     public static final int DEFAULT_MAX_PENDING_LINKS = 8192;
     public static final int DEFAULT_DOUBLING_MIN_BATCH = 1024;
+    /** A page: the kernel writes back whole pages, so the slots between a run's links cost the disk nothing. */
+    public static final int DEFAULT_SLOT_RUN_BYTES = 4096;
 
     public TableOptions {
         if (cacheBytes < 0) {
             throw new IllegalArgumentException("cache size must be at least 0, found " + cacheBytes);
+        }
+        if (slotRunBytes < 0) {
+            throw new IllegalArgumentException("slotRunBytes must be at least 0, found " + slotRunBytes);
         }
         if (maxPendingLinks < 1 || doublingMinBatch < 1) {
             throw new IllegalArgumentException("maxPendingLinks and doublingMinBatch must be at least 1, found "
@@ -33,7 +41,7 @@ public record TableOptions(boolean syncEachWrite, LongSupplier clock, int loadPe
     /** The defaults: no sync per write, the system clock, load 0.75, an 8 MiB cache. */
     public static TableOptions defaults() {
         return new TableOptions(false, System::currentTimeMillis, HashtableOnDisk.DEFAULT_LOAD_PERMILLE, 8L << 20,
-                DEFAULT_MAX_PENDING_LINKS, DEFAULT_DOUBLING_MIN_BATCH);
+                DEFAULT_MAX_PENDING_LINKS, DEFAULT_DOUBLING_MIN_BATCH, DEFAULT_SLOT_RUN_BYTES);
     }
 
     /** The most bytes of bucket slots held in memory: a quarter of {@link #cacheBytes}. */
@@ -42,26 +50,30 @@ public record TableOptions(boolean syncEachWrite, LongSupplier clock, int loadPe
     }
 
     public TableOptions withSyncEachWrite(boolean v) {
-        return new TableOptions(v, clock, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch);
+        return new TableOptions(v, clock, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch, slotRunBytes);
     }
 
     public TableOptions withClock(LongSupplier v) {
-        return new TableOptions(syncEachWrite, v, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch);
+        return new TableOptions(syncEachWrite, v, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch, slotRunBytes);
     }
 
     public TableOptions withLoadPermille(int v) {
-        return new TableOptions(syncEachWrite, clock, v, cacheBytes, maxPendingLinks, doublingMinBatch);
+        return new TableOptions(syncEachWrite, clock, v, cacheBytes, maxPendingLinks, doublingMinBatch, slotRunBytes);
     }
 
     public TableOptions withCacheBytes(long v) {
-        return new TableOptions(syncEachWrite, clock, loadPermille, v, maxPendingLinks, doublingMinBatch);
+        return new TableOptions(syncEachWrite, clock, loadPermille, v, maxPendingLinks, doublingMinBatch, slotRunBytes);
     }
 
     public TableOptions withMaxPendingLinks(int v) {
-        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, v, doublingMinBatch);
+        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, v, doublingMinBatch, slotRunBytes);
+    }
+
+    public TableOptions withSlotRunBytes(int v) {
+        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch, v);
     }
 
     public TableOptions withDoublingMinBatch(int v) {
-        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, maxPendingLinks, v);
+        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, maxPendingLinks, v, slotRunBytes);
     }
 }

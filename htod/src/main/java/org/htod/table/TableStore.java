@@ -42,7 +42,8 @@ public final class TableStore implements AutoCloseable {
         this.storage = storage;
         this.heap = storage.heap();
         SlotCache slots = new SlotCache(options.slotCacheBytes());
-        this.gate = new SyncGate(heap, new EntryCache(options.cacheBytes(), slots), slots, options.maxPendingLinks(), installer);
+        this.gate = new SyncGate(heap, new EntryCache(options.cacheBytes(), slots), slots, options.maxPendingLinks(),
+                options.slotRunBytes(), installer);
         this.options = options;
         boolean clean = storage.recoveryReport().wasClean();
         long root = storage.rootCatalog();
