@@ -140,6 +140,14 @@ public final class HtodMetrics implements MeterBinder {
                     s -> s.layer().figures().logWaitNanos(), TimeUnit.NANOSECONDS).tags(tags)
                     .description("writes that waited for room in the log: its checkpoints behind the writers")
                     .register(registry);
+            FunctionCounter.builder("htod.install.reads", store, s -> s.layer().figures().installReads()).tags(tags)
+                    .tag("source", "device")
+                    .description("chain entries the installs read to find their keys, by where they came from")
+                    .register(registry);
+            FunctionCounter.builder("htod.install.reads", store, s -> s.layer().figures().installReadsCached())
+                    .tags(tags).tag("source", "cache")
+                    .description("chain entries the installs read to find their keys, by where they came from")
+                    .register(registry);
             FunctionCounter.builder("htod.checkpoints", store, s -> s.layer().figures().checkpoints()).tags(tags)
                     .description("checkpoints taken; each frees the log up to the oldest change still buffered").register(registry);
         }

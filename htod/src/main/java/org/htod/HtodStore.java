@@ -359,7 +359,8 @@ public final class HtodStore implements AutoCloseable {
                     ratio(f.bufferBytes(), f.bufferCapacity()), f.bufferedKeys(), f.changesBuffered(),
                     f.changesAbsorbed(), ratio(f.changesAbsorbed(), f.changesBuffered()), f.installs(),
                     f.installedKeys(), f.checkpoints(), f.doublingSteps(), f.logUsedBytes(), f.logRegionBytes(),
-                    f.bufferWaits(), f.bufferWaitNanos() / 1e9, f.logWaits(), f.logWaitNanos() / 1e9);
+                    f.bufferWaits(), f.bufferWaitNanos() / 1e9, f.logWaits(), f.logWaitNanos() / 1e9, f.installReads(),
+                    f.installReadsCached());
         }
         long[] c = tableStore().cacheCounts();
         StoreStats.Cache cache = new StoreStats.Cache(c[0], c[1], ratio(c[0], c[0] + c[1]));

@@ -123,12 +123,15 @@ public record StoreStats(
      * @param bufferWaitSeconds seconds those writes waited, in all
      * @param logWaits writes that waited for room in the log: its checkpoints fell behind the writers
      * @param logWaitSeconds seconds those writes waited, in all
+     * @param installReads chain entries the installs read from the device to find their keys
+     * @param installReadsCached chain entries the installs found in the entry cache instead: the
+     *     installation reads it avoided
      */
     public record WriteLayerFigures(long groupCommits, long recordsCommitted, double meanGroupSize, long bufferBytes,
             long bufferCapacity, double bufferFill, long bufferedKeys, long changesBuffered, long changesAbsorbed,
             double absorption, long installs, long installedKeys, long checkpoints, long doublingSteps,
             long logUsedBytes, long logRegionBytes, long bufferWaits, double bufferWaitSeconds, long logWaits,
-            double logWaitSeconds) {}
+            double logWaitSeconds, long installReads, long installReadsCached) {}
 
     /** Lookups of the entry cache that found an entry's bytes, and those that read the device; {@code hitRatio} in 0..1. */
     public record Cache(long hits, long misses, double hitRatio) {}

@@ -75,6 +75,11 @@ class HtodMetricsTest {
         // No write waited for the flusher here (BackPressureFiguresTest makes some wait).
         assertEquals(0, registry.find("htod.buffer.waits").functionTimer().count());
         assertEquals(0, registry.find("htod.log.waits").functionTimer().count());
+        // The installs' reads of chains, by source, as the store's figures count them
+        // (StoreStatsTest makes them count something).
+        StoreStats.WriteLayerFigures wl = s.stats().writeLayer();
+        assertEquals(wl.installReads(), counter(registry, "htod.install.reads", "source", "device"));
+        assertEquals(wl.installReadsCached(), counter(registry, "htod.install.reads", "source", "cache"));
     }
 
     private static double counter(SimpleMeterRegistry r, String name, String tag, String value) {

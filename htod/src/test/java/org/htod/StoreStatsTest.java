@@ -67,6 +67,41 @@ class StoreStatsTest {
         assertTrue(after.lastRecovery().clean(), "a new store opens clean");
     }
 
+    /**
+     * Installation reads: an install of 1,000 replacements walks each key's chain, and the figures
+     * say how many of the entries it loaded came from the device and how many the entry cache
+     * served (in log mode a writer's own read of the key, for its version, brings the entry in).
+     */
+    @Test
+    void countsTheInstallationReadsTheEntryCacheAvoided(OpenedStores stores) {
+        long[][] got = new long[2][];
+        long[] caches = {0, 8 << 20};
+        for (int c = 0; c < 2; c++) {
+            long cache = caches[c];
+            HtodStore s = stores.open(new MemoryDevice(), b -> TestStores.small(b).logSize(4 << 20).cacheSize(cache));
+            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            for (int i = 0; i < 1000; i++) {
+                m.put("k" + i, "v" + i);
+            }
+            s.checkpoint();
+            StoreStats.WriteLayerFigures before = s.stats().writeLayer();
+            for (int i = 0; i < 1000; i++) {
+                m.put("k" + i, "w" + i);
+            }
+            s.checkpoint();
+            StoreStats.WriteLayerFigures after = s.stats().writeLayer();
+            got[c] = new long[] {after.installReads() - before.installReads(),
+                    after.installReadsCached() - before.installReadsCached()};
+        }
+        String report = "install reads {device, cache}: no cache " + java.util.Arrays.toString(got[0]) + ", 8 MiB "
+                + java.util.Arrays.toString(got[1]);
+        System.out.println("StoreStatsTest: " + report);
+        assertTrue(got[0][0] >= 1000, "each replaced key's own entry read, from the device: " + report);
+        assertEquals(0, got[0][1], "no cache, no reads from it: " + report);
+        assertTrue(got[1][1] >= 1000, "with a cache, the writers brought every entry in: " + report);
+        assertEquals(0, got[1][0], "so the installs read nothing from the device: " + report);
+    }
+
     @Test
     void directModeHasNoWriteLayerAndCountsCacheHits(OpenedStores stores) {
         MemoryDevice mem = new MemoryDevice();

@@ -110,11 +110,14 @@ public final class WriteLayer {
      * @param logWaits writes that waited for room in the log (the checkpoints that free it behind
      *     the writers)
      * @param logWaitNanos nanoseconds those writes waited, in all
+     * @param installReads chain entries installs read from the device to find their keys
+     * @param installReadsCached chain entries installs found in the entry cache: the installation
+     *     reads the cache avoided
      */
     public record Figures(long groupCommits, long recordsCommitted, long bufferBytes, long bufferCapacity,
             long bufferedKeys, long changesBuffered, long changesAbsorbed, long installs, long installedKeys,
             long checkpoints, long doublingSteps, long logUsedBytes, long logRegionBytes, long bufferWaits,
-            long bufferWaitNanos, long logWaits, long logWaitNanos) {}
+            long bufferWaitNanos, long logWaits, long logWaitNanos, long installReads, long installReadsCached) {}
 
     /** See {@link Figures}. */
     public Figures figures() {
@@ -122,9 +125,11 @@ public final class WriteLayer {
         long[] buffered = mob.counts();
         long[] bufferWaits = mob.roomWaits();
         long[] logWaits = log.roomWaits();
+        long[] installReads = tables.installReads();
         return new Figures(groups[0], groups[1], mob.bytes(), mob.capacity(), mob.keys(), buffered[0], buffered[1],
                 stats.installs, stats.installedKeys, stats.checkpoints, stats.doublingSteps, log.used(),
-                log.regionSize(), bufferWaits[0], bufferWaits[1], logWaits[0], logWaits[1]);
+                log.regionSize(), bufferWaits[0], bufferWaits[1], logWaits[0], logWaits[1], installReads[0],
+                installReads[1]);
     }
 
     /** The storage under the tables: the heap and the superblock. */

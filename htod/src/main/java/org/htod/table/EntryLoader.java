@@ -76,11 +76,14 @@ final class EntryLoader {
         final long handle;
         final Entries.Head h;
         final ByteBuffer bytes;
+        /** Whether the entry cache held the bytes, so that no device read was made. */
+        final boolean cached;
 
-        Loaded(long handle, Entries.Head h, ByteBuffer bytes) {
+        Loaded(long handle, Entries.Head h, ByteBuffer bytes, boolean cached) {
             this.handle = handle;
             this.h = h;
             this.bytes = bytes;
+            this.cached = cached;
         }
 
         /** The head CRC: the salt of this entry's {@code next} link. */
@@ -160,7 +163,7 @@ final class EntryLoader {
             throw corrupt(handle, "an entry that fits its block of " + heap.blockSize(handle) + " bytes",
                     "key and value lengths totalling " + h.length() + " bytes");
         }
-        return new Loaded(handle, h, b);
+        return new Loaded(handle, h, b, cached != null);
     }
 
     /**

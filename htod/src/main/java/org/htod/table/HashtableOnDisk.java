@@ -201,6 +201,9 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         /** Salt of the link that names {@link #entry} (or would name a new first entry): the predecessor's head CRC, or the bucket. */
         long predSalt;
         StoredEntry entry;
+        /** Entries of the chain loaded to find it, and of those the ones the entry cache held (no device read). */
+        int loaded;
+        int loadedCached;
     }
 
     /** Finds {@code key} in its chain; the caller holds the stripe's writer lock or view lock. */
@@ -216,6 +219,8 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         long limit = count.get() + 1024;
         while (cur != 0) {
             EntryLoader.Loaded e = entries.load(cur, withValue);
+            f.loaded++;
+            f.loadedCached += e.cached ? 1 : 0;
             entries.checkBucket(e, f.array, f.bucket);
             if (e.h.hash == hash && e.keyEquals(key)) {
                 f.pred = pred;

@@ -73,6 +73,7 @@ final class InstallRounds {
             List<ByteBuffer> payloads = new ArrayList<>(round.size());
             for (Item it : round) {
                 Found f = t.findForWrite(s, it.key, it.hash, false, HashtableOnDisk.stripe(it.hash));
+                t.gate.installRead(f.loaded, f.loadedCached);
                 if (it.value == null) {
                     if (f.entry != null) {
                         t.unlink(HashtableOnDisk.stripe(it.hash), f);

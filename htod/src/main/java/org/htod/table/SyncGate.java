@@ -132,6 +132,21 @@ final class SyncGate {
         return l == null ? onDisk : l.target;
     }
 
+    /** Installation reads: chain entries an install loaded from the device, and from the entry cache. */
+    private final java.util.concurrent.atomic.AtomicLong installReads = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong installReadsCached = new java.util.concurrent.atomic.AtomicLong();
+
+    /** An install walked chains, loading {@code loaded} entries, {@code cached} of them from the entry cache. */
+    void installRead(int loaded, int cached) {
+        installReads.addAndGet(loaded - cached);
+        installReadsCached.addAndGet(cached);
+    }
+
+    /** Installation reads so far: {device, entry cache}, the second the reads the cache avoided (paper 002, §4.3). */
+    long[] installReads() {
+        return new long[] {installReads.get(), installReadsCached.get()};
+    }
+
     /** Counts entries just written, which links set from now on may name. */
     synchronized void entriesWritten(int n) {
         unsyncedEntries += n;

@@ -332,6 +332,14 @@ public final class TableStore implements AutoCloseable {
         return TableVerifier.verify(this, checkLeaks, alsoReached, progress);
     }
 
+    /**
+     * Installation reads so far, {device, entry cache}: chain entries the write layer's installs
+     * loaded to find their keys, and those the entry cache served, the reads it avoided.
+     */
+    public long[] installReads() {
+        return gate.installReads();
+    }
+
     /** The entry cache's hits and misses since the store opened. */
     public long[] cacheCounts() {
         return gate.cache.counts();

@@ -116,8 +116,8 @@ final class HtodKeyValueStore implements KeyValueStore {
     /**
      * For the durable-put stores, what the device did so far: syncs, bytes written and, in log
      * mode, the group commits and the records they carried, and how often and how long writers
-     * waited for room in the write buffer and in the log (the flusher behind them); null for the
-     * others.
+     * waited for room in the write buffer and in the log (the flusher behind them), and the
+     * installs' reads of chains from the device and from the entry cache; null for the others.
      */
     String ioSummary(long puts) {
         if (counting == null) {
@@ -127,8 +127,9 @@ final class HtodKeyValueStore implements KeyValueStore {
         StoreStats.WriteLayerFigures w = store.stats().writeLayer();
         return w == null ? line
                 : line + String.format(java.util.Locale.ROOT, " bufferWaits=%d bufferWaitSeconds=%.3f logWaits=%d"
-                        + " logWaitSeconds=%.3f", w.bufferWaits(), w.bufferWaitSeconds(), w.logWaits(),
-                        w.logWaitSeconds());
+                        + " logWaitSeconds=%.3f installReads=%d installReadsCached=%d", w.bufferWaits(),
+                        w.bufferWaitSeconds(), w.logWaits(), w.logWaitSeconds(), w.installReads(),
+                        w.installReadsCached());
     }
 
     /**
