@@ -5,17 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
 import org.htod.core.container.ContainerConfig;
-import org.htod.core.device.BlockDevice;
-import org.htod.core.device.ForwardingDevice;
 import org.htod.core.device.MemoryDevice;
+import org.htod.core.device.WriteLog;
 import org.htod.core.storage.Storage;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -78,21 +74,6 @@ class SyncGateTest {
         ts.verify(true);
     }
 
-    /** Records where each write went. */
-    private static final class Writes extends ForwardingDevice {
-        final List<long[]> seen = new ArrayList<>();
-
-        Writes(BlockDevice inner) {
-            super(inner);
-        }
-
-        @Override
-        public synchronized void write(long pos, ByteBuffer src) {
-            seen.add(new long[] {pos, src.remaining()});
-            super.write(pos, src);
-        }
-    }
-
     private static byte[] value(char c, int i) {
         return (c + "-" + i).getBytes(StandardCharsets.UTF_8);
     }
@@ -107,7 +88,7 @@ class SyncGateTest {
     @Test
     void aFlushWritesNearbySlotsAsOneRun() {
         MemoryDevice disk = new MemoryDevice();
-        Writes dev = new Writes(disk);
+        WriteLog dev = new WriteLog(disk);
         TableOptions opts = TableOptions.defaults().withClock(() -> 0L).withMaxPendingLinks(1 << 20);
         TableStore s = TableStore.open(Storage.create(dev, ContainerConfig.builder().grain(64).logSize(0).build()), opts);
         HashtableOnDisk g = s.table("runs", true);
@@ -127,12 +108,12 @@ class SyncGateTest {
             byte[] v = value('w', i);
             g.update(key(i), cur -> Change.put(v, 0));
         }
-        dev.seen.clear();
+        dev.writes.clear();
         s.sync(); // one flush: its links, and the frees of the replaced entries
         BucketArray a = g.shape.array;
         int slotWrites = 0;
         long slotBytes = 0;
-        for (long[] w : dev.seen) {
+        for (long[] w : dev.writes) {
             for (long seg : a.segments) {
                 long at = s.heap().address(seg);
                 if (w[0] >= at && w[0] < at + s.heap().blockSize(seg)) {
@@ -144,7 +125,7 @@ class SyncGateTest {
         long pages = a.bucketCount * BucketArray.SLOT_SIZE / 4096;
         String report = replaced.size() + " replacements among " + keys + " keys, " + a.bucketCount + " buckets ("
                 + pages + " pages of slots): the flush wrote the slots in " + slotWrites + " writes of " + slotBytes
-                + " bytes, of " + dev.seen.size() + " writes in all";
+                + " bytes, of " + dev.writes.size() + " writes in all";
         System.out.println("SyncGateTest: " + report);
         assertTrue(slotWrites >= 1, report);
         assertTrue(slotWrites <= 2 * pages, report);

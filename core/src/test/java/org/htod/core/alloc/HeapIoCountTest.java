@@ -9,6 +9,7 @@ import java.util.List;
 import org.htod.core.container.StorageMethod;
 import org.htod.core.device.CountingDevice;
 import org.htod.core.device.MemoryDevice;
+import org.htod.core.device.WriteLog;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

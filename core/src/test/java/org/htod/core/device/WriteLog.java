@@ -1,16 +1,15 @@
-package org.htod.core.alloc;
+package org.htod.core.device;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import org.htod.core.device.BlockDevice;
-import org.htod.core.device.ForwardingDevice;
 
 /** Test wrapper that records the position and length of every write, in order. */
-final class WriteLog extends ForwardingDevice {
-    final List<long[]> writes = new ArrayList<>();
+public final class WriteLog extends ForwardingDevice {
+    /** {position, length} of each write so far. */
+    public final List<long[]> writes = new ArrayList<>();
 
-    WriteLog(BlockDevice inner) {
+    public WriteLog(BlockDevice inner) {
         super(inner);
     }
 
