@@ -2,10 +2,13 @@ package org.htod.table;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.htod.core.HtodException;
@@ -85,6 +88,10 @@ final class SyncGate {
     /** Log mode: commits go through the log (see {@link Installer}); null in direct mode. */
     private final Installer installer;
 
+    /** Installation reads: chain entries the installs loaded from the device, and from the entry cache. */
+    private final AtomicLong installReads = new AtomicLong();
+    private final AtomicLong installReadsCached = new AtomicLong();
+
     SyncGate(Heap heap, EntryCache cache, int maxPendingLinks, Installer installer) {
         this(heap, cache, new SlotCache(0), maxPendingLinks, TableOptions.DEFAULT_SLOT_RUN_BYTES, installer);
     }
@@ -131,10 +138,6 @@ final class SyncGate {
         Link l = pendingLink(block, offset);
         return l == null ? onDisk : l.target;
     }
-
-    /** Installation reads: chain entries an install loaded from the device, and from the entry cache. */
-    private final java.util.concurrent.atomic.AtomicLong installReads = new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.concurrent.atomic.AtomicLong installReadsCached = new java.util.concurrent.atomic.AtomicLong();
 
     /** An install walked chains, loading {@code loaded} entries, {@code cached} of them from the entry cache. */
     void installRead(int loaded, int cached) {
@@ -471,8 +474,8 @@ final class SyncGate {
         Link last = run.get(run.size() - 1).getValue();
         int from = (int) (first.offset / BucketArray.SLOT_SIZE);
         long[] targets = new long[(int) ((last.offset - first.offset) / BucketArray.SLOT_SIZE) + 1];
-        java.util.Arrays.fill(targets, -1);
-        java.util.TreeMap<Integer, ReentrantReadWriteLock> views = new java.util.TreeMap<>();
+        Arrays.fill(targets, -1);
+        TreeMap<Integer, ReentrantReadWriteLock> views = new TreeMap<>();
         for (Map.Entry<Long, Link> e : run) {
             Link l = e.getValue();
             int k = (int) (l.offset / BucketArray.SLOT_SIZE) - from;
