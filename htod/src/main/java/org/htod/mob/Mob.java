@@ -254,13 +254,15 @@ final class Mob {
         // A placed value replaced before the flusher took it will never be installed: its block
         // goes back once this change's record is durable (see WriteLayer's placed values). One the
         // flusher took and installs now stays; so does one logged again with the same block.
+        // The first change since the flusher took the key (whose taken state it installs now).
+        boolean firstSinceTaken = p.taken >= 0 && p.firstAfterTaken < 0;
         ReplacedBlocks onReplaced = replacedPlaced;
-        if (onReplaced != null && old.placed != 0 && old.placed != v.placed && !(p.taken >= 0 && p.firstAfterTaken < 0)) {
+        if (onReplaced != null && old.placed != 0 && old.placed != v.placed && !firstSinceTaken) {
             onReplaced.add(old.placed, lsn);
         }
         p.current = v;
         p.lastLsn = Math.max(p.lastLsn, lsn);
-        if (p.taken >= 0 && p.firstAfterTaken < 0) {
+        if (firstSinceTaken) {
             p.firstAfterTaken = lsn;
         }
         p.absorbed++;

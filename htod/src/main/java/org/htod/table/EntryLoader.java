@@ -223,5 +223,4 @@ final class EntryLoader {
                     "hash 0x" + Long.toHexString(e.h.hash) + ", bucket " + (e.h.hash & a.mask()));
         }
     }
-
 }

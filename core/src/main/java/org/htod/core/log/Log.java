@@ -244,8 +244,7 @@ public final class Log {
     private synchronized Appended tryAppendNow(int type, ByteBuffer payload, boolean namesOtherWrites) {
         ensureUsable();
         checkSize(payload);
-        int len = Records.length(payload.remaining());
-        if (len + padBefore(len) > regionSize - (end - start) - reserve) {
+        if (!fits(Records.length(payload.remaining()), reserve)) {
             return null;
         }
         return append(type, payload, reserve, namesOtherWrites);
@@ -359,7 +358,7 @@ public final class Log {
         long seen = stalls;
         long began = 0;
         try {
-            while (len + padBefore(len) > regionSize - (end - start) - keepFree) {
+            while (!fits(len, keepFree)) {
                 ensureUsable();
                 if (giveUpOnStall) {
                     ensureNotStalled(seen);
@@ -375,6 +374,11 @@ public final class Log {
                 roomWaitNanos += System.nanoTime() - began;
             }
         }
+    }
+
+    /** Under the monitor: whether a record of {@code len} bytes (and the pad before it) fits with {@code keepFree} left. */
+    private boolean fits(int len, long keepFree) {
+        return len + padBefore(len) <= regionSize - (end - start) - keepFree;
     }
 
     /**
