@@ -6,9 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.SplittableRandom;
-import java.util.TreeSet;
 import org.htod.core.container.StorageMethod;
 import org.htod.core.device.MemoryDevice;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,18 +32,8 @@ class HeapBatchReuseTest {
         MemoryDevice dev = new MemoryDevice();
         HeapOptions opt = HeapFixture.options(method);
         Heap h = Heap.create(dev, opt);
-        List<long[]> journal = new ArrayList<>(); // {1, handle} allocated, {0, handle} freed, in order
-        h.useJournal(new Heap.Journal() {
-            @Override
-            public void allocated(long handle) {
-                journal.add(new long[] {1, handle});
-            }
-
-            @Override
-            public void freed(long handle) {
-                journal.add(new long[] {0, handle});
-            }
-        });
+        RecordingJournal journal = new RecordingJournal();
+        h.useJournal(journal);
         SplittableRandom r = new SplittableRandom(seed);
         long[] handle = new long[LIVE];
         long[] id = new long[LIVE];
@@ -91,17 +79,9 @@ class HeapBatchReuseTest {
         assertEquals(0, h.verify().leakedBlocks(), where);
 
         // A crash: the heap comes back from the snapshot and the journal, as log mode's recovery does it.
-        Heap back = Heap.fromSnapshot(dev, opt, snapshot, "test snapshot");
-        HeapReplay replay = new HeapReplay(back);
-        for (long[] e : journal) {
-            if (e[0] == 1) {
-                replay.claim(e[1]);
-            } else {
-                replay.release(e[1]);
-            }
-        }
-        replay.finish();
-        assertEquals(allocatedSet(h), allocatedSet(back), "the replay finds the same blocks; " + where);
+        Heap back = journal.replayOver(h, snapshot);
+        assertEquals(RecordingJournal.allocatedSet(h), RecordingJournal.allocatedSet(back),
+                "the replay finds the same blocks; " + where);
     }
 
     /**
@@ -115,13 +95,7 @@ class HeapBatchReuseTest {
     void pastTheThresholdBatchesSplitFreeBlocksBeforeTheTail(StorageMethod method) {
         long seed = System.nanoTime();
         Heap h = Heap.create(new MemoryDevice(), HeapFixture.options(method));
-        h.useJournal(new Heap.Journal() {
-            @Override
-            public void allocated(long handle) {}
-
-            @Override
-            public void freed(long handle) {}
-        });
+        h.useJournal(new RecordingJournal());
         SplittableRandom r = new SplittableRandom(seed);
         List<ByteBuffer> grains = new ArrayList<>();
         for (int i = 0; i < 60_000; i++) {
@@ -158,11 +132,5 @@ class HeapBatchReuseTest {
         assertEquals(tailBefore, h.tail(), where + ": the batches grew the tail, " + h.stats());
         assertEquals(live.size(), h.stats().allocatedBlocks(), where);
         assertEquals(0, h.verify().leakedBlocks(), where);
-    }
-
-    private static Set<Long> allocatedSet(Heap h) {
-        Set<Long> out = new TreeSet<>();
-        h.forEachAllocated((handle, len) -> out.add(handle));
-        return out;
     }
 }

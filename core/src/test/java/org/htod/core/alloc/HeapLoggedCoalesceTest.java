@@ -28,18 +28,8 @@ class HeapLoggedCoalesceTest {
         CountingDevice dev = new CountingDevice(new MemoryDevice(), false);
         HeapOptions opt = HeapFixture.options(method);
         Heap h = Heap.create(dev, opt);
-        List<long[]> journal = new ArrayList<>(); // {1, handle} allocated, {0, handle} freed, in order
-        h.useJournal(new Heap.Journal() {
-            @Override
-            public void allocated(long handle) {
-                journal.add(new long[] {1, handle});
-            }
-
-            @Override
-            public void freed(long handle) {
-                journal.add(new long[] {0, handle});
-            }
-        });
+        RecordingJournal journal = new RecordingJournal();
+        h.useJournal(journal);
         List<Long> live = new ArrayList<>();
         for (int i = 0; i < 3000; i++) {
             live.add(h.allocate(HeapFixture.payload(i, 4100 + i % 7 * 100)));
@@ -65,7 +55,7 @@ class HeapLoggedCoalesceTest {
         HeapStats s = h.stats();
         assertTrue(s.coalesces() > 0);
         assertEquals(kept.size(), s.allocatedBlocks(), method + ": " + s);
-        Set<Long> allocated = allocatedSet(h);
+        Set<Long> allocated = RecordingJournal.allocatedSet(h);
         assertEquals(new TreeSet<>(kept), allocated, "every allocated block is one the heap allocated and did not free");
         assertTrue(kept.stream().anyMatch(k -> spansTwoFormerBlocks(h, k, live)),
                 "some allocation took space that was two free blocks before the merge (what the replay must take)");
@@ -76,24 +66,10 @@ class HeapLoggedCoalesceTest {
         }
 
         // A crash: the heap comes back from the snapshot and the journal, as log mode's recovery does it.
-        Heap back = Heap.fromSnapshot(dev, opt, snapshot, "test snapshot");
-        HeapReplay replay = new HeapReplay(back);
-        for (long[] e : journal) {
-            if (e[0] == 1) {
-                replay.claim(e[1]);
-            } else {
-                replay.release(e[1]);
-            }
-        }
-        replay.finish();
-        assertEquals(allocated, allocatedSet(back), "the replay over the unmerged snapshot finds the same blocks");
+        Heap back = journal.replayOver(h, snapshot);
+        assertEquals(allocated, RecordingJournal.allocatedSet(back),
+                "the replay over the unmerged snapshot finds the same blocks");
         assertEquals(s.allocatedBytes(), back.stats().allocatedBytes());
-    }
-
-    private static Set<Long> allocatedSet(Heap h) {
-        Set<Long> out = new TreeSet<>();
-        h.forEachAllocated((handle, len) -> out.add(handle));
-        return out;
     }
 
     /** Whether block {@code k} covers the start of one of the original blocks other than its own first one. */
