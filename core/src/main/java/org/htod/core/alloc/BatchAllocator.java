@@ -42,6 +42,9 @@ final class BatchAllocator {
 
     static long[] allocate(Heap h, List<ByteBuffer> payloads) {
         int n = payloads.size();
+        if (n == 0) {
+            return new long[0];
+        }
         long[] sizes = new long[n];
         Integer[] order = new Integer[n];
         for (int i = 0; i < n; i++) {

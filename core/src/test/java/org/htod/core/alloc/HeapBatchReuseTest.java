@@ -115,6 +115,7 @@ class HeapBatchReuseTest {
         long tailBefore = h.tail();
         String where = method + " (seed " + seed + ")";
         assertTrue(h.overFragmented(), where + ": " + h.stats());
+        assertEquals(0, h.allocateBatch(List.of()).length, "an empty batch, " + where);
         for (int round = 0; round < 10; round++) {
             h.sync(); // a checkpoint's: remainders split off by the round before may be split again
             List<ByteBuffer> batch = new ArrayList<>();
