@@ -14,7 +14,8 @@ import org.htod.StoreStats;
  * The heap of a log-mode store under steady replacements, as the durable-put benchmark writes
  * them (keys uniform over 100,000, one of 64 random values): each second, puts/s, entries, and
  * the heap's extent, free and allocated bytes. As run for README.md beside it:
- * {@code java -cp benchmarks/target/benchmarks.jar HeapGrowth.java THREADS VALUE_BYTES SECONDS DURABILITY}.
+ * {@code java -cp benchmarks/target/benchmarks.jar benchmarks/results/batch-reuse-2core/HeapGrowth.java
+ * THREADS VALUE_BYTES SECONDS DURABILITY}.
  */
 public class HeapGrowth {
     private static volatile boolean stop;
