@@ -71,9 +71,12 @@ final class InstallRounds {
             List<Found> found = new ArrayList<>(round.size());
             List<Item> puts = new ArrayList<>(round.size());
             List<ByteBuffer> payloads = new ArrayList<>(round.size());
+            int loaded = 0;
+            int loadedCached = 0;
             for (Item it : round) {
                 Found f = t.findForWrite(s, it.key, it.hash, false, HashtableOnDisk.stripe(it.hash));
-                t.gate.installRead(f.loaded, f.loadedCached);
+                loaded += f.loaded;
+                loadedCached += f.loadedCached;
                 if (it.value == null) {
                     if (f.entry != null) {
                         t.unlink(HashtableOnDisk.stripe(it.hash), f);
@@ -93,6 +96,7 @@ final class InstallRounds {
                     payloads.add(Entries.encode(next, t.tableId, it.hash, version, it.expiry, it.key, it.value));
                 }
             }
+            t.gate.installRead(loaded, loadedCached); // once a round: two atomic adds, not two a key
             long[] written = payloads.isEmpty() ? new long[0] : t.heap.allocateBatch(payloads);
             t.gate.entriesWritten(written.length);
             for (int i = 0, wi = 0; i < puts.size(); i++) {

@@ -139,7 +139,7 @@ final class SyncGate {
         return l == null ? onDisk : l.target;
     }
 
-    /** An install walked chains, loading {@code loaded} entries, {@code cached} of them from the entry cache. */
+    /** An install round walked chains, loading {@code loaded} entries, {@code cached} of them from the entry cache. */
     void installRead(int loaded, int cached) {
         installReads.addAndGet(loaded - cached);
         installReadsCached.addAndGet(cached);
