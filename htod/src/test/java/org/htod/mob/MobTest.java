@@ -95,6 +95,59 @@ class MobTest {
         return n;
     }
 
+    /**
+     * A map's listing of its buffered keys (what its iterators start from) names each key once,
+     * while the flusher installs keys and writers put them back. A {@code ConcurrentHashMap}'s own
+     * walk does not: a key removed and put back while the walk is inside its bin is met again at
+     * the bin's end, and an iteration then returned the key twice.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(120)
+    void aListingNamesEachKeyOnceWhileKeysLeaveAndComeBack() throws Exception {
+        Mob mob = new Mob(1L << 30);
+        int keys = 2_000;
+        for (int i = 0; i < keys; i++) {
+            mob.put(1, key(i), i, new Mob.Value(new byte[] {1}, 0, 1), i + 1, 1);
+        }
+        java.util.concurrent.atomic.AtomicBoolean listing = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.util.concurrent.atomic.AtomicLong churned = new java.util.concurrent.atomic.AtomicLong();
+        Thread flusher = new Thread(() -> {
+            SplittableRandom r = new SplittableRandom(7);
+            long lsn = keys;
+            while (listing.get()) {
+                int k = r.nextInt(keys);
+                ReentrantLock lock = mob.lock(1, k);
+                lock.lock();
+                try {
+                    Mob.Pending p = mob.get(1, key(k));
+                    mob.installed(p, mob.take(p)); // the key leaves the buffer...
+                    mob.put(1, key(k), k, new Mob.Value(new byte[] {2}, 0, 2), ++lsn, 1); // ...and comes back
+                } finally {
+                    lock.unlock();
+                }
+                churned.incrementAndGet();
+            }
+        });
+        flusher.start();
+        try {
+            for (int pass = 0; pass < 3_000; pass++) {
+                java.util.Set<String> seen = new java.util.HashSet<>();
+                for (Mob.Pending p : mob.of(1)) {
+                    String k = new String(p.key, StandardCharsets.UTF_8);
+                    if (!seen.add(k)) {
+                        throw new AssertionError("pass " + pass + " (after " + churned.get() + " keys left and came"
+                                + " back) listed " + k + " twice");
+                    }
+                }
+            }
+        } finally {
+            listing.set(false);
+            flusher.join();
+        }
+        assertEquals(keys, mob.keys());
+        assertEquals(true, churned.get() > 0, "keys left and came back while the listings ran");
+    }
+
     @Test
     void getsAgreeWithAModelThroughPutsAbsorptionsAndInstalls() {
         Seeds.run("MobTest", MobTest::run);
