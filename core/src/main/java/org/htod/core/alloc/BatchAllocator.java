@@ -42,6 +42,9 @@ final class BatchAllocator {
 
     static long[] allocate(Heap h, List<ByteBuffer> payloads) {
         int n = payloads.size();
+        if (n == 0) {
+            return new long[0];
+        }
         long[] sizes = new long[n];
         Integer[] order = new Integer[n];
         for (int i = 0; i < n; i++) {
@@ -50,8 +53,11 @@ final class BatchAllocator {
         }
         java.util.Arrays.sort(order, Comparator.comparingLong((Integer i) -> sizes[i]).reversed());
 
+        // Past the fragmentation threshold the tail comes last: every free block that can be
+        // split is a candidate, not only those of T bytes and more.
+        long floor = h.overFragmented() ? sizes[order[n - 1]] : Math.max(h.opt.obaThreshold(), h.grain);
         TreeMap<Long, ArrayDeque<FreeBlock>> candidates = new TreeMap<>();
-        for (FreeBlock b : h.lists.atLeast(Math.max(h.opt.obaThreshold(), h.grain))) {
+        for (FreeBlock b : h.lists.atLeast(floor)) {
             if (h.canSplit(b)) {
                 candidates.computeIfAbsent(b.size, s -> new ArrayDeque<>()).add(b);
             }
@@ -66,6 +72,9 @@ final class BatchAllocator {
             for (int i : order) {
                 long s = sizes[i];
                 FreeBlock b = poll(candidates, s);
+                if (b == null) {
+                    b = wholeFromQuickList(h, s);
+                }
                 if (b == null) {
                     if (tail > h.end - s) {
                         throw new StoreFullException("no room for a batch block of " + s + " bytes in the heap of "
@@ -84,7 +93,9 @@ final class BatchAllocator {
                 }
                 long stamp = ++h.stamp;
                 long next = h.method == StorageMethod.TS ? 0 : b.next;
-                if (b.size - s <= waste) {
+                // A block below T (a candidate only past the fragmentation threshold) is split
+                // down to the request: used whole within the waste, it left most of itself unused.
+                if (b.size - s <= (b.size < h.opt.obaThreshold() ? 0 : waste)) {
                     int listId = Placer.listIdForSplitPart(h, b, b.size);
                     // Reused whole, the block keeps its extent's stamp and remainder note, as a
                     // single allocation keeps its header: the note may be all that lets a walk
@@ -103,7 +114,7 @@ final class BatchAllocator {
                     h.putFresh(rest.addr, new Heap.FreshExtent(stamp, 0, rest.listId, rest.next));
                     pieces.put(rest.addr, new Piece(rest, -1, 0));
                     batchRemainders.add(rest);
-                    if (rest.size >= h.opt.obaThreshold()) {
+                    if (rest.size >= floor) {
                         candidates.computeIfAbsent(rest.size, x -> new ArrayDeque<>()).add(rest);
                     }
                 }
@@ -124,6 +135,23 @@ final class BatchAllocator {
             h.advanceTail(tail - h.tail);
         }
         return handles;
+    }
+
+    /**
+     * PMFLF's first step for a small request (§2.4.1), which OBA's threshold passes over: a block
+     * of the request's own quick list, used whole (one write, as the tail costs). Without it the
+     * flusher, which allocates only in batches, never reused the blocks its installs freed, and a
+     * heap of steady replacements grew to three times what it held. The list's oldest block, and
+     * only once its extent is durable (freed before the last sync), as for every block a batch
+     * takes; a quick list is LIFO, so the oldest is its last. Null if none.
+     */
+    private static FreeBlock wholeFromQuickList(Heap h, long size) {
+        int l = h.lists.listOf(size);
+        if (!h.lists.isQuick(l)) {
+            return null;
+        }
+        FreeBlock b = h.lists.oldest(l);
+        return b != null && h.canSplit(b) ? b : null;
     }
 
     private static FreeBlock poll(TreeMap<Long, ArrayDeque<FreeBlock>> candidates, long size) {

@@ -72,7 +72,16 @@ final class FreeLists {
         int list = listOf(b.size);
         boolean removed;
         if (isQuick(list)) {
-            removed = quick.get(list).remove(b);
+            // a quick list gives up its newest block (single allocations) or its oldest (OBA's
+            // reuse): both ends are taken without a walk of what may be tens of thousands
+            ArrayDeque<FreeBlock> q = quick.get(list);
+            if (q.peekFirst() == b) {
+                removed = q.pollFirst() != null;
+            } else if (q.peekLast() == b) {
+                removed = q.pollLast() != null;
+            } else {
+                removed = q.remove(b);
+            }
         } else {
             TreeMap<Long, ArrayDeque<FreeBlock>> m = misc.get(list - maxQuickList);
             ArrayDeque<FreeBlock> q = m.get(b.size);
@@ -109,6 +118,11 @@ final class FreeLists {
             }
         }
         return null;
+    }
+
+    /** The block freed longest ago on quick list {@code listId}, or null when it is empty. */
+    FreeBlock oldest(int listId) {
+        return quick.get(listId).peekLast();
     }
 
     /** Every free block, in no particular order. */

@@ -876,11 +876,20 @@ public final class Heap implements AutoCloseable {
     private void maybeCoalesceForFragmentation() {
         long used = tail - start;
         boolean changed = logged ? freedSinceCoalesce > used / 8 : lists.freeBytes() - freeAfterCoalesce > used / 8;
-        if (allocatedBytes > 0 && lists.freeBytes() > FRAGMENTATION_MIN_FREE && changed
-                && (double) used / allocatedBytes > opt.coalesceThreshold()) {
+        if (changed && overFragmented()) {
             Coalescer.coalesce(this);
             afterCoalesce();
         }
+    }
+
+    /**
+     * Whether the heap's external fragmentation (its extent over the bytes allocated) is past
+     * {@link HeapOptions#coalesceThreshold}, with more than a few MiB free: deferred coalescing is
+     * then due, and OBA splits any free block before it grows the tail.
+     */
+    boolean overFragmented() {
+        return allocatedBytes > 0 && lists.freeBytes() > FRAGMENTATION_MIN_FREE
+                && (double) (tail - start) / allocatedBytes > opt.coalesceThreshold();
     }
 
     private void afterCoalesce() {

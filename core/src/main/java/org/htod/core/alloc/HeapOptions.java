@@ -5,7 +5,8 @@ import org.htod.core.container.StorageMethod;
 /**
  * Where the heap lives in the container and how PMFLF is tuned (defaults: the core paper's
  * Table 4). {@code coalesceThreshold} is the external fragmentation above which deferred
- * coalescing runs even though allocations still succeed.
+ * coalescing runs even though allocations still succeed, and above which a batch (OBA) splits any
+ * free block before it grows the tail.
  */
 public record HeapOptions(
         StorageMethod method,
