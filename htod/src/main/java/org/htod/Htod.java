@@ -187,7 +187,11 @@ public final class Htod {
         private long bufferSize = defaultBufferSize();
         private int installBatch = 4096;
         private int placeValuesFrom;
-        private int doublingMinBatch = TableOptions.DEFAULT_DOUBLING_MIN_BATCH;
+        /**
+         * 0: the mode's own, {@link TableOptions#DEFAULT_DOUBLING_MIN_BATCH} in direct mode, {@link
+         * TableOptions#LOGGED_DOUBLING_MIN_BATCH} in log mode.
+         */
+        private int doublingMinBatch;
         private Progress progress = Progress.NONE;
         private boolean mapReads = true;
 
@@ -425,7 +429,8 @@ public final class Htod {
                 try {
                     Clock c = clock;
                     TableOptions topts = new TableOptions(false, c::millis, loadPermille, cacheSize, maxPendingLinks,
-                            doublingMinBatch, TableOptions.DEFAULT_SLOT_RUN_BYTES);
+                            doublingMinBatch != 0 ? doublingMinBatch : TableOptions.LOGGED_DOUBLING_MIN_BATCH,
+                            TableOptions.DEFAULT_SLOT_RUN_BYTES);
                     WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
                             bufferSize, Math.max(1, syncInterval.toMillis()), installBatch, placeValuesFrom);
                     // An online compaction opens the file again with these very options.
@@ -464,7 +469,9 @@ public final class Htod {
             try {
                 Clock c = clock;
                 tables = TableStore.open(storage, new TableOptions(durability == Durability.SYNC, c::millis,
-                        loadPermille, cacheSize, maxPendingLinks, doublingMinBatch, TableOptions.DEFAULT_SLOT_RUN_BYTES),
+                        loadPermille, cacheSize, maxPendingLinks,
+                        doublingMinBatch != 0 ? doublingMinBatch : TableOptions.DEFAULT_DOUBLING_MIN_BATCH,
+                        TableOptions.DEFAULT_SLOT_RUN_BYTES),
                         progress::step);
             } catch (RuntimeException e) {
                 // Not storage.close(): that would mark the store clean and skip the tables' recovery

@@ -137,7 +137,8 @@ final class Doubler {
                     return t.overLoaded(t.shape, coming); // a flusher behind a load goes on to the next doubling
                 }
                 long from = s.moved;
-                int k = (int) Math.min(Math.min(batchSize(s, t.doublingMinBatch), t.gate.maxDoublingBatch()), n - from);
+                int k = (int) Math.min(Math.min(batchSize(s, t.doublingMinBatch),
+                        t.gate.maxDoublingBatch(t.loadPermille)), n - from);
                 long[] lo = new long[k];
                 long[] hi = new long[k];
                 List<long[]> chains = new ArrayList<>(k);

@@ -168,13 +168,18 @@ final class SyncGate {
         }
     }
 
-    /** Most old buckets a logged doubling batch may move: its install record must fit in the log. */
-    int maxDoublingBatch() {
+    /**
+     * Most old buckets a logged doubling batch of a table at {@code loadPermille} may move: its
+     * install record must fit in the flusher's budget. A bucket costs two slot links and a next
+     * link for each entry of its chain that the split relinks, at most its entries: counted here
+     * as twice the load factor, so that a batch's chains may run to twice their mean length.
+     */
+    int maxDoublingBatch(int loadPermille) {
         if (installer == null) {
             return Integer.MAX_VALUE;
         }
-        // A bucket costs two slot links and, at the highest load factor, about twenty next links.
-        long buckets = installer.maxRecordBytes() / (InstallRecord.LINK_BYTES * 24L);
+        long linksPerBucket = 2 + (2L * loadPermille + 999) / 1000;
+        long buckets = installer.maxRecordBytes() / (InstallRecord.LINK_BYTES * linksPerBucket);
         return (int) Math.max(1, Long.highestOneBit(Math.max(1, buckets)));
     }
 

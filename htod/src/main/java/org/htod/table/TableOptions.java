@@ -22,6 +22,13 @@ public record TableOptions(boolean syncEachWrite, LongSupplier clock, int loadPe
         int maxPendingLinks, int doublingMinBatch, int slotRunBytes) {
     public static final int DEFAULT_MAX_PENDING_LINKS = 8192;
     public static final int DEFAULT_DOUBLING_MIN_BATCH = 1024;
+    /**
+     * Log mode's: a batch there holds no writer up (writers go to the log and the write buffer) but
+     * costs a durable install record, so it moves more buckets; readers wait only while its links
+     * are set in memory, a few milliseconds. A load of 27,800 objects into a fresh store took 63
+     * doubling steps with 1,024 and 21 with 4,096.
+     */
+    public static final int LOGGED_DOUBLING_MIN_BATCH = 4096;
     /** A page: the kernel writes back whole pages, so the slots between a run's links cost the disk nothing. */
     public static final int DEFAULT_SLOT_RUN_BYTES = 4096;
 
