@@ -286,10 +286,16 @@ final class Installs {
         // gives the log's space back to the records of these very steps. Writers go on meanwhile,
         // and their buffered records hold the log's space until installed: steps left for want of
         // room wait for the next round's installs and checkpoint.
+        // Before each batch, as in the flusher's rounds, the doublings that size the tables for
+        // the keys the batch adds: installed into a table sized for what it held, a load's keys
+        // made long chains for every later install to walk, and an empty table had no entry for
+        // growing at once to its load's size (see Doubler.Logged.growEmpty).
         boolean more = true;
         while (more) {
+            keepUpDoublings();
             while (installOnce()) {
                 checkpointIfLogFills();
+                keepUpDoublings();
             }
             more = doublings();
             checkpointIfLogFills();

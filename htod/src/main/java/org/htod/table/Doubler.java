@@ -44,6 +44,9 @@ import java.util.List;
 final class Doubler {
     private Doubler() {}
 
+    /** Largest array that a table without entries replaces at once by a larger one (see {@code Logged.growEmpty}). */
+    static final long EMPTY_GROWTH_MAX_BUCKETS = 4096;
+
     /** Old buckets moved per batch: about 1/256 of the table, 1024 to 16384 (and within one segment). */
     static int batchSize(Shape s, int minBatch) {
         long k = Math.max(minBatch, Math.min(16384, s.n() / 256));
@@ -97,6 +100,9 @@ final class Doubler {
                 if (!t.overLoaded(s, coming) || t.isClosed()) {
                     return false;
                 }
+                if (growEmpty(t, s, coming)) {
+                    return t.overLoaded(t.shape, coming);
+                }
                 BucketArray next = BucketArray.allocate(t.heap, 2 * s.n(), t.gate.slots);
                 t.lockAllWriters();
                 try {
@@ -114,6 +120,46 @@ final class Doubler {
                 return true;
             }
             return batch(t, coming);
+        }
+
+        /**
+         * A table without entries grows at once to the buckets its entries to come call for: a new
+         * array, the old one freed, one install record, as a doubling's finish; there is no chain
+         * to split. A load of 27,800 objects into a fresh store otherwise doubled its empty table
+         * from 64 buckets to 16,384 before the first install, three steps or more a doubling (its
+         * start, batches and finish), each a durable install record. Only small arrays, whose
+         * slots are checked for zero here (the count says no entry; the slots must agree);
+         * returns whether it grew.
+         */
+        private static boolean growEmpty(HashtableOnDisk t, Shape s, long coming) {
+            if (t.count.get() != 0 || s.n() > EMPTY_GROWTH_MAX_BUCKETS) {
+                return false;
+            }
+            long buckets = t.bucketsFor(s.n(), coming);
+            t.lockAllWriters();
+            try {
+                if (t.shape != s || t.count.get() != 0 || t.isClosed()) {
+                    return false;
+                }
+                for (long b = 0; b < s.n(); b++) {
+                    if (t.slot(s.array, b) != 0) {
+                        return false;
+                    }
+                }
+                BucketArray next = BucketArray.allocate(t.heap, buckets, t.gate.slots);
+                t.lockAllViews();
+                try {
+                    t.shape = new Shape(next);
+                } finally {
+                    t.unlockAllViews();
+                }
+                s.array.forEachBlock(t.gate::retire);
+                t.gate.touch(t);
+                t.gate.sync();
+                return true;
+            } finally {
+                t.unlockAllWriters();
+            }
         }
 
         private static boolean batch(HashtableOnDisk t, long coming) {

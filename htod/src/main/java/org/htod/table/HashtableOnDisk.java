@@ -685,6 +685,15 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return exceedsLoad(s.n(), coming);
     }
 
+    /** The fewest buckets, {@code from} doubled as often as needed, that hold the entries and {@code coming} more within the load factor. */
+    long bucketsFor(long from, long coming) {
+        long buckets = from;
+        while (exceedsLoad(buckets, coming)) {
+            buckets *= 2;
+        }
+        return buckets;
+    }
+
     /** Whether the entries and {@code coming} more exceed the load factor over {@code buckets}. */
     private boolean exceedsLoad(long buckets, long coming) {
         return (count.get() + coming) * 1000 > buckets * loadPermille;

@@ -235,4 +235,40 @@ class WriteLayerIoCountTest {
             assertEquals(value, m2.get("key-" + (puts - 1)));
         }
     }
+
+    /**
+     * A load into a fresh store: the flusher's first install finds an empty table of 64 buckets
+     * and thousands of new keys buffered for it. The table grows to their size in one step (one
+     * install record, made durable), not by seven doublings of three steps each from 64 buckets to
+     * 8,192. The flusher may install part of the load on its own before the checkpoint does the
+     * rest (after a second idle); then one ordinary doubling follows: at most four steps in all.
+     */
+    @Test
+    void aLoadIntoAFreshStoreGrowsItsEmptyTableInOneStep() {
+        MemoryDevice disk = new MemoryDevice();
+        CountingDevice dev = new CountingDevice(disk);
+        HtodStore s = Htod.builder(dev).grain(64).durability(Durability.NONE).open();
+        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+        int puts = 6_000;
+        for (int i = 0; i < puts; i++) {
+            m.put("key-" + i, "value-" + i);
+        }
+        long stepsBefore = s.stats().writeLayer().doublingSteps();
+        long syncsBefore = dev.counts().syncs();
+        s.checkpoint(); // installs everything buffered
+        long steps = s.stats().writeLayer().doublingSteps();
+        String report = puts + " new keys: " + steps + " doubling steps (" + stepsBefore + " before the checkpoint), "
+                + (dev.counts().syncs() - syncsBefore) + " syncs in the checkpoint";
+        System.out.println("WriteLayerIoCountTest: " + report);
+        assertTrue(steps >= 1 && steps <= 4, report);
+        assertTrue(s.verify().ok(), report);
+        s.close();
+        try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+            HtodMap<String, String> m2 = again.map("m", Codec.string(), Codec.string());
+            assertEquals(puts, m2.size());
+            for (int i = 0; i < puts; i += 97) {
+                assertEquals("value-" + i, m2.get("key-" + i));
+            }
+        }
+    }
 }
