@@ -303,11 +303,23 @@ final class Installs {
         checkpoint(false);
     }
 
-    /** A checkpoint if the log is over a third used: only a checkpoint gives its space back. */
+    /**
+     * A checkpoint if the log is over a third used and a checkpoint would give a sixteenth of it
+     * back: only a checkpoint gives its space back, and only up to the oldest record whose change
+     * is still buffered. Without the second condition a load of new keys, whose oldest records
+     * wait for installs while the flusher doubles the table, took a checkpoint (a heap sync and a
+     * superblock write) after every doubling step and gave nothing back: 52 checkpoints while
+     * 27,800 objects were put, where the installs that free the log came four times.
+     */
     void checkpointIfLogFills() {
-        if (log.used() > log.regionSize() / 3) {
+        if (log.used() > log.regionSize() / 3 && releasable() >= log.regionSize() / 16) {
             checkpoint(false);
         }
+    }
+
+    /** Bytes of the log a checkpoint now would give back: up to the oldest record still buffered. */
+    private long releasable() {
+        return mob.minFirstLsn(log.end()) - log.start();
     }
 
     /** Whether the log has moved since the last checkpoint. */
