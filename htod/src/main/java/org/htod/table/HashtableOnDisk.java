@@ -685,7 +685,10 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return exceedsLoad(s.n(), coming);
     }
 
-    /** The fewest buckets, {@code from} doubled as often as needed, that hold the entries and {@code coming} more within the load factor. */
+    /**
+     * The fewest buckets, {@code from} doubled as often as needed, that hold the entries and
+     * {@code coming} more within the load factor.
+     */
     long bucketsFor(long from, long coming) {
         long buckets = from;
         while (exceedsLoad(buckets, coming)) {
