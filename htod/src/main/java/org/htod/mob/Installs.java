@@ -281,15 +281,15 @@ final class Installs {
 
     /** Installs every buffered change and takes a checkpoint, so that a reopen after a crash reads little. */
     void everything() {
-        // Everything buffered, a batch at a time, then every doubling that is due, a step at a
-        // time; a checkpoint whenever the log fills, as the flusher does, since only a checkpoint
-        // gives the log's space back to the records of these very steps. Writers go on meanwhile,
-        // and their buffered records hold the log's space until installed: steps left for want of
-        // room wait for the next round's installs and checkpoint.
-        // Before each batch, as in the flusher's rounds, the doublings that size the tables for
-        // the keys the batch adds: installed into a table sized for what it held, a load's keys
-        // made long chains for every later install to walk, and an empty table had no entry for
-        // growing at once to its load's size (see Doubler.Logged.growEmpty).
+        // Everything buffered, a batch at a time, each batch after the doubling steps that size
+        // the tables for the keys the buffer adds (as in the flusher's rounds: installed into a
+        // table sized for what it held, a load's keys made long chains for every later install to
+        // walk, and an empty table grows at once only while it has no entry, see
+        // Doubler.Logged.growEmpty); then every doubling still due, a step at a time. A checkpoint
+        // whenever the log fills, as the flusher does, since only a checkpoint gives the log's
+        // space back to the records of these very steps. Writers go on meanwhile, and their
+        // buffered records hold the log's space until installed: steps left for want of room
+        // wait for the next round's installs and checkpoint.
         boolean more = true;
         while (more) {
             keepUpDoublings();

@@ -146,20 +146,28 @@ final class Doubler {
                         return false;
                     }
                 }
-                BucketArray next = BucketArray.allocate(t.heap, buckets, t.gate.slots);
-                t.lockAllViews();
-                try {
-                    t.shape = new Shape(next);
-                } finally {
-                    t.unlockAllViews();
-                }
-                s.array.forEachBlock(t.gate::retire);
-                t.gate.touch(t);
-                t.gate.sync();
+                switchTo(t, s, BucketArray.allocate(t.heap, buckets, t.gate.slots));
                 return true;
             } finally {
                 t.unlockAllWriters();
             }
+        }
+
+        /**
+         * A doubling's finish, and an empty table's growth: {@code next} becomes the table's only
+         * array, readers switched under every view lock, and the old array's blocks are freed by
+         * the same install record, which this commits. The caller holds every writer lock.
+         */
+        private static void switchTo(HashtableOnDisk t, Shape s, BucketArray next) {
+            t.lockAllViews();
+            try {
+                t.shape = new Shape(next);
+            } finally {
+                t.unlockAllViews();
+            }
+            s.array.forEachBlock(t.gate::retire);
+            t.gate.touch(t);
+            t.gate.sync();
         }
 
         private static boolean batch(HashtableOnDisk t, long coming) {
@@ -171,15 +179,7 @@ final class Doubler {
                 }
                 long n = s.n();
                 if (s.moved >= n) {
-                    t.lockAllViews();
-                    try {
-                        t.shape = new Shape(s.next);
-                    } finally {
-                        t.unlockAllViews();
-                    }
-                    s.array.forEachBlock(t.gate::retire);
-                    t.gate.touch(t);
-                    t.gate.sync();
+                    switchTo(t, s, s.next);
                     return t.overLoaded(t.shape, coming); // a flusher behind a load goes on to the next doubling
                 }
                 long from = s.moved;
