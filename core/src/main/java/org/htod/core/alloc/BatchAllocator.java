@@ -55,7 +55,7 @@ final class BatchAllocator {
 
         // Past the fragmentation threshold the tail comes last: every free block that can be
         // split is a candidate, not only those of T bytes and more.
-        long floor = h.overFragmented() ? sizes[order[n - 1]] : Math.max(h.opt.obaThreshold(), h.grain);
+        long floor = Coalescer.overFragmented(h) ? sizes[order[n - 1]] : Math.max(h.opt.obaThreshold(), h.grain);
         TreeMap<Long, ArrayDeque<FreeBlock>> candidates = new TreeMap<>();
         for (FreeBlock b : h.lists.atLeast(floor)) {
             if (h.canSplit(b)) {
@@ -66,7 +66,7 @@ final class BatchAllocator {
         List<FreeBlock> batchRemainders = new ArrayList<>();
         long tail = h.tail;
         long waste = h.opt.acceptableWaste();
-        h.deferredLinkWrites = new ArrayList<>();
+        h.diskLists.deferredLinkWrites = new ArrayList<>();
         List<long[]> linkWrites;
         try {
             for (int i : order) {
@@ -120,8 +120,8 @@ final class BatchAllocator {
                 }
             }
         } finally {
-            linkWrites = h.deferredLinkWrites;
-            h.deferredLinkWrites = null;
+            linkWrites = h.diskLists.deferredLinkWrites;
+            h.diskLists.deferredLinkWrites = null;
         }
         long[] handles = new long[n];
         writeInAddressOrder(h, pieces, linkWrites, payloads, handles);

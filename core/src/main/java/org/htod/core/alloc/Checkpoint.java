@@ -56,6 +56,25 @@ final class Checkpoint {
         dev.write(areaOffset + (sequence & 1) * COPY_SIZE, b);
     }
 
+    /**
+     * Whether anything was ever written to the area at {@code areaOffset}: false only when it is
+     * absent or all zeros, as a creation interrupted before the heap leaves it. A damaged
+     * checkpoint counts as written, so that opening reports it instead of formatting over data.
+     */
+    static boolean areaWritten(BlockDevice dev, long areaOffset) {
+        if (dev.size() < areaOffset + AREA_SIZE) {
+            return false;
+        }
+        ByteBuffer area = ByteBuffer.allocate(AREA_SIZE);
+        dev.read(areaOffset, area);
+        for (int i = 0; i < area.capacity(); i++) {
+            if (area.get(i) != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The valid copy with the higher sequence, or null if neither is valid. */
     static Checkpoint read(BlockDevice dev, long areaOffset) {
         Checkpoint best = null;

@@ -18,13 +18,48 @@ import org.htod.core.container.StorageMethod;
  * mode all of that is replaced by a merge in memory ({@link #mergeInMemory}).
  */
 final class Coalescer {
+    /** Fragmentation-triggered coalescing waits until at least this much is free: below it, a scan costs more than it saves. */
+    static final long FRAGMENTATION_MIN_FREE = 4L << 20;
+
     private Coalescer() {}
 
+    /** Coalesces now; the caller holds the heap's lock. */
     static void coalesce(Heap h) {
         if (h.logged()) {
             mergeInMemory(h);
-            return;
+        } else {
+            mergeOnDisk(h);
         }
+        h.freeAfterCoalesce = h.lists.freeBytes();
+        h.freedSinceCoalesce = 0;
+    }
+
+    /**
+     * Coalesces when external fragmentation passes the configured threshold and enough has
+     * changed since the last time: in direct mode, free space grown by an eighth of the heap (a
+     * merge there costs a scan of every header, and merging more often made the heap grow,
+     * measured: merged space sits on larger lists, which PMFLF passes over for the tail); in log
+     * mode, an eighth of the heap freed (a merge there is made in memory only).
+     */
+    static void ifFragmented(Heap h) {
+        long used = h.tail - h.start;
+        boolean changed = h.logged() ? h.freedSinceCoalesce > used / 8 : h.lists.freeBytes() - h.freeAfterCoalesce > used / 8;
+        if (changed && overFragmented(h)) {
+            coalesce(h);
+        }
+    }
+
+    /**
+     * Whether the heap's external fragmentation (its extent over the bytes allocated) is past
+     * {@link HeapOptions#coalesceThreshold}, with more than a few MiB free: deferred coalescing is
+     * then due, and OBA splits any free block before it grows the tail.
+     */
+    static boolean overFragmented(Heap h) {
+        return h.allocatedBytes > 0 && h.lists.freeBytes() > FRAGMENTATION_MIN_FREE
+                && (double) (h.tail - h.start) / h.allocatedBytes > h.opt.coalesceThreshold();
+    }
+
+    private static void mergeOnDisk(Heap h) {
         h.dev.sync();
         h.markDurable();
         boolean diskLists = h.method != StorageMethod.TS;
@@ -93,7 +128,7 @@ final class Coalescer {
                         : new FreeBlock(first.addr, size, ++h.stamp,
                                 h.method == StorageMethod.TS ? BlockHeader.NO_LIST : h.lists.listOf(size), 0);
                 if (h.method == StorageMethod.PFL) {
-                    h.chainPush(b);
+                    h.diskLists.pflPush(b);
                 }
                 h.lists.add(b);
             }
@@ -108,14 +143,14 @@ final class Coalescer {
     }
 
     /**
-     * Takes every free block off the lists (and the PFL chains), in address order, and hands each
+     * Takes every free block off the lists (and the PFL disk lists), in address order, and hands each
      * run of adjacent ones to {@code v}, which puts back what the merge leaves.
      */
     private static void forEachRun(Heap h, RunVisitor v) {
         List<FreeBlock> free = h.lists.all();
         free.sort(Comparator.comparingLong(b -> b.addr));
         h.lists.clear();
-        Arrays.fill(h.chainHeads, null);
+        Arrays.fill(h.diskLists.pflHeads, null);
         int i = 0;
         while (i < free.size()) {
             long endOfRun = free.get(i).addr + free.get(i).size;
@@ -135,7 +170,7 @@ final class Coalescer {
      */
     private static void reclaimByScan(Heap h) {
         h.lists.clear();
-        Arrays.fill(h.chainHeads, null);
+        Arrays.fill(h.diskLists.pflHeads, null);
         h.allocatedBytes = 0;
         h.requestedBytes = 0;
         h.allocatedCount = 0;
@@ -159,7 +194,7 @@ final class Coalescer {
 
     /**
      * Makes the disk lists match the heap again after coalescing or recovery. PFL: every free
-     * block is chained on the list of its size, in address order; only next pointers that change
+     * block is linked on the list of its size, in address order; only next pointers that change
      * are written. PL with {@code all}: every block, allocated or free, is rewritten onto the list
      * of its size (one header write each; this is what PL pays for its lists).
      */
@@ -167,13 +202,13 @@ final class Coalescer {
         if (h.method == StorageMethod.PFL) {
             List<FreeBlock> free = h.lists.all();
             free.sort(Comparator.comparingLong((FreeBlock b) -> b.addr).reversed());
-            Arrays.fill(h.chainHeads, null);
+            Arrays.fill(h.diskLists.pflHeads, null);
             ByteBuffer nb = ByteBuffer.allocate(9);
             for (FreeBlock b : free) {
                 long oldNext = b.next;
                 int oldList = b.listId;
                 b.listId = h.lists.listOf(b.size);
-                h.chainPush(b);
+                h.diskLists.pflPush(b);
                 if (b.next != oldNext || b.listId != oldList) {
                     if (b.listId != oldList) {
                         ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
@@ -189,7 +224,7 @@ final class Coalescer {
         } else if (h.method == StorageMethod.PL && all) {
             relinkAllPl(h);
         }
-        h.headsDirty = true;
+        h.diskLists.headsDirty = true;
     }
 
     private static void relinkAllPl(Heap h) {
@@ -199,7 +234,7 @@ final class Coalescer {
             blocks.add(new long[] {addr});
             headers.add(hd);
         });
-        Arrays.fill(h.plHeads, 0);
+        Arrays.fill(h.diskLists.plHeads, 0);
         java.util.Map<Long, FreeBlock> freeByAddr = new java.util.HashMap<>();
         for (FreeBlock f : h.lists.all()) {
             freeByAddr.put(f.addr, f);
@@ -209,8 +244,8 @@ final class Coalescer {
             long addr = blocks.get(k)[0];
             BlockHeader hd = headers.get(k);
             int list = h.lists.listOf(hd.size);
-            long next = h.plHeads[list];
-            h.plHeads[list] = addr;
+            long next = h.diskLists.plHeads[list];
+            h.diskLists.plHeads[list] = addr;
             hb.clear();
             BlockHeader.put(hb, 0, h.code, hd.size, hd.stamp, hd.remainder, list, hd.allocated, hd.length, next, h.grain);
             h.dev.write(addr, hb);

@@ -2,8 +2,9 @@ package org.htod.core.alloc;
 
 /**
  * A free block as the allocator keeps it in memory: enough to allocate it or split it without
- * reading its header first. {@code chainPrev}/{@code chainNext} mirror the on-disk free list for
- * the PFL method, where unlinking from the middle of a list costs a write to the predecessor.
+ * reading its header first. {@code listPrev}/{@code listNext} mirror the on-disk free list for
+ * the PFL method, where unlinking from the middle of a list costs a write to the predecessor
+ * ({@link DiskLists}).
  */
 final class FreeBlock {
     final long addr;
@@ -13,8 +14,8 @@ final class FreeBlock {
     int listId;
     /** On-disk next pointer of this block (PL: fixed at creation; PFL: the free-list link). */
     long next;
-    FreeBlock chainPrev;
-    FreeBlock chainNext;
+    FreeBlock listPrev;
+    FreeBlock listNext;
 
     FreeBlock(long addr, long size, long stamp, int listId, long next) {
         this.addr = addr;

@@ -31,8 +31,6 @@ public final class Heap implements AutoCloseable {
     static final int SIZE_BITS = 24;
     static final long SIZE_MASK = (1L << SIZE_BITS) - 1;
     private static final int TAIL_CHECKPOINT_EVERY = 256;
-    /** Fragmentation-triggered coalescing waits until at least this much is free: below it, a scan costs more than it saves. */
-    static final long FRAGMENTATION_MIN_FREE = 4L << 20;
 
     final BlockDevice dev;
     final HeapOptions opt;
@@ -64,15 +62,13 @@ public final class Heap implements AutoCloseable {
     record FreshExtent(long stamp, long remainder, int listId, long next) {}
     /** With this many fresh extents waiting, allocation syncs by itself so that freed space is reused. */
     static final int FRESH_LIMIT = 1024;
-    /** PL: disk list heads in memory (MLH). PFL: derived from chainHeads. */
-    final long[] plHeads;
-    final FreeBlock[] chainHeads;
+    /** PL's list heads, PFL's free lists. */
+    final DiskLists diskLists;
     long checkpointSeq;
     long checkpointedTail;
     /** Stamp of the last checkpoint written, and of the last one known durable (written before a sync). */
     long writtenCheckpointStamp;
     long durableCheckpointStamp;
-    boolean headsDirty;
     int tailAllocsSinceCheckpoint;
 
     /** A write recovery owes the disk, made by {@link #finishOpen()}. */
@@ -118,22 +114,13 @@ public final class Heap implements AutoCloseable {
         void freed(long handle);
     }
 
-    /**
-     * While an allocation runs: how to take back its changes to the in-memory state, newest first,
-     * should its device write fail. A failed allocation then leaves the heap as it was, usable.
-     */
-    private java.util.ArrayDeque<Runnable> undo;
-
-    void recordUndo(Runnable r) {
-        if (undo != null) {
-            undo.push(r);
-        }
-    }
+    /** Takes back a failed allocation's changes in memory. */
+    final AllocationUndo undo = new AllocationUndo(this);
 
     /** {@code fresh.put}, undone with the allocation it belongs to. */
     void putFresh(long addr, FreshExtent f) {
         FreshExtent prev = fresh.put(addr, f);
-        recordUndo(() -> {
+        undo.record(() -> {
             if (prev == null) {
                 fresh.remove(addr);
             } else {
@@ -142,59 +129,20 @@ public final class Heap implements AutoCloseable {
         });
     }
 
-    /** Runs {@code write} as one allocation: if it fails with a device error, its in-memory changes are undone. */
-    <T> T undoable(java.util.function.Supplier<T> write, java.util.function.Consumer<java.util.List<FreeBlock>> afterUndo) {
-        undo = new java.util.ArrayDeque<>();
-        taken = new java.util.ArrayList<>();
-        try {
-            return write.get();
-        } catch (org.htod.core.HtodException e) {
-            java.util.ArrayDeque<Runnable> steps = undo;
-            List<FreeBlock> blocks = taken;
-            undo = null;
-            taken = null;
-            while (!steps.isEmpty()) {
-                steps.pop().run();
-            }
-            afterUndo.accept(blocks);
-            throw e;
-        } finally {
-            undo = null;
-            taken = null;
-        }
-    }
-
-    /** Free blocks the running allocation took off the lists. */
-    private List<FreeBlock> taken;
-
-    /**
-     * After a failed allocation: a block it took is back on its list, but the failed write may
-     * have reached its header, so its next use writes the whole header and does not split it
-     * before a sync.
-     */
-    void markRewrite(List<FreeBlock> blocks) {
-        for (FreeBlock b : blocks) {
-            fresh.put(b.addr, new FreshExtent(b.stamp, 0, b.listId < 0 ? BlockHeader.NO_LIST : b.listId, b.next));
-        }
-    }
-
-    /** While OBA runs: predecessor link writes, kept to be issued in address order with the batch. */
-    java.util.List<long[]> deferredLinkWrites;
-
     long allocatedBytes;
     long requestedBytes;
     long allocatedCount;
     long highWater;
     long coalesces;
-    /** Free bytes right after the last coalescing (direct mode's trigger). */
-    private long freeAfterCoalesce;
+    /** Free bytes right after the last coalescing (direct mode's trigger, {@link Coalescer#ifFragmented}). */
+    long freeAfterCoalesce;
     /**
      * Bytes freed since the last coalescing (log mode's trigger): the space that may have broken
      * up again. The free total would not do there: allocations take free space and frees give it
      * back, so it can stand still while the free space breaks up and the heap grows without end
      * (from 29 to 153 MB over 600,000 puts of 12 MB of live values, measured).
      */
-    private long freedSinceCoalesce;
+    long freedSinceCoalesce;
     private volatile boolean closed;
     /** A device error in the middle of a change: memory and disk may disagree until a reopen recovers. */
     private volatile RuntimeException failure;
@@ -215,8 +163,7 @@ public final class Heap implements AutoCloseable {
             throw new IllegalArgumentException("maxQuickList " + opt.maxQuickList() + " makes " + n
                     + " disk lists; the checkpoint holds at most " + Checkpoint.maxLists());
         }
-        this.plHeads = new long[method == StorageMethod.PL ? n : 0];
-        this.chainHeads = new FreeBlock[method == StorageMethod.PFL ? n : 0];
+        this.diskLists = new DiskLists(this, method, n);
         this.tail = start;
         this.highWater = start;
     }
@@ -289,22 +236,11 @@ public final class Heap implements AutoCloseable {
     }
 
     /**
-     * Whether the heap region of {@code dev} was ever formatted: false only when its checkpoint
-     * area is absent or all zeros, as a creation interrupted before the heap leaves it. A damaged
-     * checkpoint counts as formatted, so that opening reports it instead of formatting over data.
+     * Whether the heap region of {@code dev} was ever formatted ({@link Checkpoint#areaWritten}): a
+     * damaged checkpoint counts as formatted, so that opening reports it instead of formatting over data.
      */
     public static boolean isFormatted(BlockDevice dev, HeapOptions opt) {
-        if (dev.size() < opt.heapOffset() + Checkpoint.AREA_SIZE) {
-            return false;
-        }
-        ByteBuffer area = ByteBuffer.allocate(Checkpoint.AREA_SIZE);
-        dev.read(opt.heapOffset(), area);
-        for (int i = 0; i < area.capacity(); i++) {
-            if (area.get(i) != 0) {
-                return true;
-            }
-        }
-        return false;
+        return Checkpoint.areaWritten(dev, opt.heapOffset());
     }
 
     // ---------------------------------------------------------------- handles
@@ -385,7 +321,7 @@ public final class Heap implements AutoCloseable {
                 if (fresh.size() >= FRESH_LIMIT) {
                     sync();
                 }
-                maybeCoalesceForFragmentation();
+                Coalescer.ifFragmented(this);
                 p = unrecordedBlock ? placeReusing(size) : placeMakingRoom(size);
             } catch (org.htod.core.HtodException e) {
                 throw failed(e);
@@ -397,7 +333,7 @@ public final class Heap implements AutoCloseable {
                         + lists.freeCount() + " blocks too small to use");
             }
             // A failed write is undone: the heap is as it was, and usable.
-            long handle = undoable(() -> Placer.write(this, p, payload), this::markRewrite);
+            long handle = undo.run(() -> Placer.write(this, p, payload));
             account(p.size(), payload.remaining());
             if (unrecordedBlock) {
                 unrecorded.add(handle);
@@ -433,7 +369,6 @@ public final class Heap implements AutoCloseable {
         }
         if (p == null && lists.freeCount() > 0) {
             Coalescer.coalesce(this);
-            afterCoalesce();
             p = Placer.place(this, size);
         }
         return p;
@@ -459,11 +394,11 @@ public final class Heap implements AutoCloseable {
         try {
             ensureWritable();
             try {
-                maybeCoalesceForFragmentation();
+                Coalescer.ifFragmented(this);
             } catch (org.htod.core.HtodException e) {
                 throw failed(e);
             }
-            long[] handles = undoable(() -> BatchAllocator.allocate(this, payloads), this::markRewrite);
+            long[] handles = undo.run(() -> BatchAllocator.allocate(this, payloads));
             if (journal != null) {
                 for (long handle : handles) {
                     journal.allocated(handle);
@@ -500,12 +435,10 @@ public final class Heap implements AutoCloseable {
 
     void takeFromLists(FreeBlock b) {
         lists.remove(b);
-        recordUndo(() -> lists.add(b));
-        if (taken != null) {
-            taken.add(b);
-        }
+        undo.record(() -> lists.add(b));
+        undo.took(b);
         if (method == StorageMethod.PFL) {
-            chainUnlink(b);
+            diskLists.pflUnlink(b);
         }
     }
 
@@ -519,66 +452,6 @@ public final class Heap implements AutoCloseable {
         allocatedBytes += blockSize;
         requestedBytes += BlockHeader.SIZE + payloadLength;
         allocatedCount++;
-    }
-
-    // ---------------------------------------------------------------- PFL chains
-
-    void chainPush(FreeBlock b) {
-        FreeBlock head = chainHeads[b.listId];
-        long oldNext = b.next;
-        b.chainPrev = null;
-        b.chainNext = head;
-        if (head != null) {
-            head.chainPrev = b;
-        }
-        chainHeads[b.listId] = b;
-        b.next = head == null ? 0 : head.addr;
-        headsDirty = true;
-        recordUndo(() -> {
-            chainHeads[b.listId] = head;
-            if (head != null) {
-                head.chainPrev = null;
-            }
-            b.chainNext = null;
-            b.next = oldNext;
-        });
-    }
-
-    /** Unlinks {@code b} from its PFL chain; from the middle this rewrites the predecessor's next pointer. */
-    void chainUnlink(FreeBlock b) {
-        FreeBlock prev = b.chainPrev;
-        FreeBlock next = b.chainNext;
-        long prevNext = prev == null ? 0 : prev.next;
-        recordUndo(() -> {
-            b.chainPrev = prev;
-            b.chainNext = next;
-            if (next != null) {
-                next.chainPrev = b;
-            }
-            if (prev == null) {
-                chainHeads[b.listId] = b;
-            } else {
-                prev.chainNext = b;
-                prev.next = prevNext; // in memory; a pointer already written on disk stays: PFL's recovery drops allocated blocks
-            }
-        });
-        if (next != null) {
-            next.chainPrev = prev;
-        }
-        if (prev == null) {
-            chainHeads[b.listId] = next;
-            headsDirty = true;
-        } else {
-            prev.chainNext = next;
-            prev.next = next == null ? 0 : next.addr;
-            if (deferredLinkWrites != null) {
-                deferredLinkWrites.add(new long[] {prev.addr + BlockHeader.NEXT_OFFSET, prev.next});
-            } else {
-                dev.write(prev.addr + BlockHeader.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, prev.next));
-            }
-        }
-        b.chainPrev = null;
-        b.chainNext = null;
     }
 
     // ---------------------------------------------------------------- free, read, rewrite
@@ -617,7 +490,7 @@ public final class Heap implements AutoCloseable {
             FreeBlock b;
             if (method == StorageMethod.PFL) {
                 b = new FreeBlock(addr, size, stamp, lists.listOf(size), 0);
-                chainPush(b);
+                diskLists.pflPush(b);
                 if (write) {
                     ByteBuffer buf = ByteBuffer.allocate(9);
                     buf.putLong(0, b.next).put(8, BlockHeader.FREE);
@@ -692,19 +565,8 @@ public final class Heap implements AutoCloseable {
      */
     public static Heap fromSnapshot(BlockDevice dev, HeapOptions opt, ByteBuffer bytes, String where) {
         Heap h = new Heap(dev, opt);
-        Checkpoint cp = Checkpoint.read(dev, opt.heapOffset());
-        if (cp != null) {
-            h.checkpointSeq = cp.sequence + 1;
-        }
-        Snapshot.decode(h, bytes, where);
-        h.stamp += HeapRecovery.STAMP_GAP;
-        h.writtenCheckpointStamp = h.stamp;
-        h.durableCheckpointStamp = h.stamp;
-        h.markDurable();
+        Snapshot.open(h, bytes, where);
         h.logged = true;
-        h.recoveryWritesPending = true;
-        h.report = new HeapRecoveryReport("checkpoint", java.time.Duration.ZERO, 0, bytes.remaining(),
-                h.lists.freeCount(), 0, 0, 0, null);
         return h;
     }
 
@@ -811,7 +673,7 @@ public final class Heap implements AutoCloseable {
             dev.sync();
             markDurable();
             durableCheckpointStamp = checkpointed;
-            if ((method != StorageMethod.TS && headsDirty) || tailAllocsSinceCheckpoint >= TAIL_CHECKPOINT_EVERY) {
+            if ((method != StorageMethod.TS && diskLists.headsDirty) || tailAllocsSinceCheckpoint >= TAIL_CHECKPOINT_EVERY) {
                 writeCheckpoint();
             }
         } catch (org.htod.core.HtodException e) {
@@ -832,23 +694,11 @@ public final class Heap implements AutoCloseable {
      *     before it merges blocks, so that no durable list can name a block a merge swallows
      */
     void writeCheckpoint(boolean emptyLists) {
-        long[] heads;
-        if (emptyLists) {
-            heads = new long[method == StorageMethod.TS ? 0 : lists.listCount()];
-        } else if (method == StorageMethod.PL) {
-            heads = plHeads.clone();
-        } else if (method == StorageMethod.PFL) {
-            heads = new long[chainHeads.length];
-            for (int i = 0; i < heads.length; i++) {
-                heads[i] = chainHeads[i] == null ? 0 : chainHeads[i].addr;
-            }
-        } else {
-            heads = new long[0];
-        }
+        long[] heads = diskLists.heads(emptyLists);
         new Checkpoint(checkpointSeq++, tail, stamp, heads).write(dev, opt.heapOffset());
         writtenCheckpointStamp = stamp;
         checkpointedTail = tail;
-        headsDirty = false;
+        diskLists.headsDirty = false;
         tailAllocsSinceCheckpoint = 0;
     }
 
@@ -867,37 +717,6 @@ public final class Heap implements AutoCloseable {
     }
 
     /**
-     * Runs deferred coalescing when external fragmentation passes the configured threshold and
-     * enough has changed since the last one: in direct mode, free space grown by an eighth of the
-     * heap (a merge there costs a scan of every header, and merging more often made the heap grow,
-     * measured: merged space sits on larger lists, which PMFLF passes over for the tail); in log
-     * mode, an eighth of the heap freed (a merge there is made in memory only).
-     */
-    private void maybeCoalesceForFragmentation() {
-        long used = tail - start;
-        boolean changed = logged ? freedSinceCoalesce > used / 8 : lists.freeBytes() - freeAfterCoalesce > used / 8;
-        if (changed && overFragmented()) {
-            Coalescer.coalesce(this);
-            afterCoalesce();
-        }
-    }
-
-    /**
-     * Whether the heap's external fragmentation (its extent over the bytes allocated) is past
-     * {@link HeapOptions#coalesceThreshold}, with more than a few MiB free: deferred coalescing is
-     * then due, and OBA splits any free block before it grows the tail.
-     */
-    boolean overFragmented() {
-        return allocatedBytes > 0 && lists.freeBytes() > FRAGMENTATION_MIN_FREE
-                && (double) (tail - start) / allocatedBytes > opt.coalesceThreshold();
-    }
-
-    private void afterCoalesce() {
-        freeAfterCoalesce = lists.freeBytes();
-        freedSinceCoalesce = 0;
-    }
-
-    /**
      * Coalesces all adjacent free blocks now (deferred coalescing, run on demand). In log mode the
      * merge is made in memory only (see {@code Coalescer.mergeInMemory}).
      */
@@ -906,7 +725,6 @@ public final class Heap implements AutoCloseable {
         try {
             ensureWritable();
             Coalescer.coalesce(this);
-            afterCoalesce();
         } catch (org.htod.core.HtodException e) {
             throw failed(e);
         } finally {
@@ -947,23 +765,7 @@ public final class Heap implements AutoCloseable {
     /** Visits every allocated block by scanning the headers from the heap start to the tail. */
     public void forEachAllocated(BlockVisitor visitor) {
         ensureOpen();
-        long limit;
-        lock.lock();
-        try {
-            limit = tail;
-        } finally {
-            lock.unlock();
-        }
-        if (logged) {
-            HeapVerifier.forEachAllocatedLogged(this, limit, visitor);
-            return;
-        }
-        HeaderScanner scanner = new HeaderScanner(this);
-        scanner.scan(start, limit, (addr, h) -> {
-            if (h.allocated) {
-                visitor.visit(handle(addr, h.size), h.length);
-            }
-        });
+        HeapVerifier.forEachAllocated(this, visitor);
     }
 
     /** Callback of {@link #forEachAllocated}. */

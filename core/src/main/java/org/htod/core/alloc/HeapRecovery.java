@@ -96,8 +96,7 @@ final class HeapRecovery {
 
     private static void reset(Heap h) {
         h.lists.clear();
-        java.util.Arrays.fill(h.chainHeads, null);
-        java.util.Arrays.fill(h.plHeads, 0);
+        h.diskLists.clear();
         h.tail = h.start;
         h.stamp = 0;
         h.allocatedBytes = 0;
@@ -164,14 +163,14 @@ final class HeapRecovery {
                 }
                 maxStamp = Math.max(maxStamp, hd.stamp);
                 if (h.method == StorageMethod.PFL && (hd.allocated || hd.stamp > cp.stamp)) {
-                    // A PFL chain is followed only through free blocks defined before the
+                    // A PFL disk list is followed only through free blocks defined before the
                     // checkpoint (durable, since a checkpoint is written right after a sync).
                     // A block defined since may be a piece of a split whose write was lost, its
                     // header valid but inside an older extent that still stands; and an
-                    // allocated block's next pointer is the chain as it was when the block was
+                    // allocated block's next pointer is the list as it was when the block was
                     // taken, which nothing rewrites since: a coalescing relinks free blocks only,
                     // so it may name a header a merge has swallowed, stale but valid. Either way
-                    // the rest of the chain is left for the next coalescing scan to reclaim.
+                    // the rest of the list is left for the next coalescing scan to reclaim.
                     if (hd.allocated) {
                         skipped++;
                         allocatedOnLists += hd.size;
@@ -190,7 +189,7 @@ final class HeapRecovery {
                 pos = hd.next;
             }
             if (h.method == StorageMethod.PL) {
-                h.plHeads[list] = cp.heads[list];
+                h.diskLists.plHeads[list] = cp.heads[list];
             }
         }
         long[] walkStamp = {maxStamp};

@@ -161,8 +161,7 @@ public final class HeapReplay {
             }
         }
         h.lists.clear();
-        java.util.Arrays.fill(h.chainHeads, null);
-        java.util.Arrays.fill(h.plHeads, 0);
+        h.diskLists.clear();
         h.tail = tail;
         h.highWater = Math.max(h.highWater, tail);
         for (Map.Entry<Long, Long> f : free.entrySet()) {
@@ -170,11 +169,11 @@ public final class HeapReplay {
             int listId = h.method == StorageMethod.TS ? BlockHeader.NO_LIST : h.lists.listOf(size);
             FreeBlock b = new FreeBlock(f.getKey(), size, h.stamp, listId, 0);
             if (h.method == StorageMethod.PFL) {
-                h.chainPush(b);
+                h.diskLists.pflPush(b);
             }
             h.lists.add(b);
         }
-        h.headsDirty = true;
+        h.diskLists.headsDirty = true;
         h.markDurable();
     }
 }

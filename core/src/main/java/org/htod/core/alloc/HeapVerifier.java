@@ -127,8 +127,28 @@ final class HeapVerifier {
         }
     }
 
+    /** {@link Heap#forEachAllocated}: a logged heap by its free blocks in memory, a direct one by its headers. */
+    static void forEachAllocated(Heap h, Heap.BlockVisitor visitor) {
+        long limit;
+        h.lock.lock();
+        try {
+            limit = h.tail;
+        } finally {
+            h.lock.unlock();
+        }
+        if (h.logged()) {
+            forEachAllocatedLogged(h, limit, visitor);
+            return;
+        }
+        new HeaderScanner(h).scan(h.start, limit, (addr, hd) -> {
+            if (hd.allocated) {
+                visitor.visit(h.handle(addr, hd.size), hd.length);
+            }
+        });
+    }
+
     /** Visits every allocated block of a logged heap (walking by memory's free blocks): see {@link #verifyLogged}. */
-    static void forEachAllocatedLogged(Heap h, long limit, Heap.BlockVisitor v) {
+    private static void forEachAllocatedLogged(Heap h, long limit, Heap.BlockVisitor v) {
         java.util.TreeMap<Long, FreeBlock> free = new java.util.TreeMap<>();
         h.lock.lock();
         try {

@@ -174,12 +174,7 @@ final class Placer {
         switch (heap.method) {
             case PL: {
                 int c = heap.lists.listOf(size);
-                long old = heap.plHeads[c];
-                FreeBlock b = new FreeBlock(addr, size, s, c, old);
-                heap.plHeads[c] = addr;
-                heap.headsDirty = true;
-                heap.recordUndo(() -> heap.plHeads[c] = old);
-                return b;
+                return new FreeBlock(addr, size, s, c, heap.diskLists.plPush(c, addr));
             }
             case PFL:
                 return new FreeBlock(addr, size, s, heap.lists.listOf(size), 0);
@@ -188,10 +183,10 @@ final class Placer {
         }
     }
 
-    /** Header of extent {@code b} into {@code buf} at {@code at}; a free PFL block is pushed on its chain first. */
+    /** Header of extent {@code b} into {@code buf} at {@code at}; a free PFL block is pushed on its list first. */
     static void putHeaderOf(Heap heap, ByteBuffer buf, int at, FreeBlock b, boolean allocated, int len) {
         if (!allocated && heap.method == StorageMethod.PFL) {
-            heap.chainPush(b);
+            heap.diskLists.pflPush(b);
         }
         BlockHeader.put(buf, at, heap.code, b.size, b.stamp, 0, b.listId, allocated, len, b.next, heap.grain);
     }

@@ -26,7 +26,7 @@ import org.htod.core.container.StorageMethod;
  * 76  8  freeCount
  * 84     heads           lists × 8: PL disk list heads
  *        free blocks     freeCount × 12: address/grain 8, size/grain 4. PFL writes them in
- *                        chain order, list by list, so its chains and next pointers are rebuilt
+ *                        list order, list by list, so its lists and next pointers are rebuilt
  *                        exactly; a PL block's own list link is read from its header the first
  *                        time a split needs it. Stamps are not kept: after a clean close every
  *                        extent is durable.
@@ -74,15 +74,15 @@ final class Snapshot {
                 allocatedCount--;
             }
         }
-        long len = FIXED + 8L * h.plHeads.length + (long) PER_BLOCK * blocks.size() + 4;
+        long len = FIXED + 8L * h.diskLists.plHeads.length + (long) PER_BLOCK * blocks.size() + 4;
         if (len > Integer.MAX_VALUE - 64) {
             throw new IllegalStateException("a snapshot of " + blocks.size() + " free blocks exceeds 2 GiB");
         }
         ByteBuffer b = ByteBuffer.allocate((int) len);
         b.putLong(MAGIC).putLong(len).putLong(h.tail).putLong(h.stamp).putLong(h.highWater).putLong(allocatedBytes)
-                .putLong(h.requestedBytes).putLong(allocatedCount).putLong(h.coalesces).putInt(h.plHeads.length)
+                .putLong(h.requestedBytes).putLong(allocatedCount).putLong(h.coalesces).putInt(h.diskLists.plHeads.length)
                 .putLong(blocks.size());
-        for (long head : h.plHeads) {
+        for (long head : h.diskLists.plHeads) {
             b.putLong(head);
         }
         for (FreeBlock f : blocks) {
@@ -99,8 +99,8 @@ final class Snapshot {
             return h.lists.all();
         }
         List<FreeBlock> out = new ArrayList<>();
-        for (FreeBlock head : h.chainHeads) {
-            for (FreeBlock f = head; f != null; f = f.chainNext) {
+        for (FreeBlock head : h.diskLists.pflHeads) {
+            for (FreeBlock f = head; f != null; f = f.listNext) {
                 out.add(f);
             }
         }
@@ -116,6 +116,26 @@ final class Snapshot {
         ByteBuffer b = ByteBuffer.allocate((int) ref.length());
         h.dev.read(ref.offset(), b);
         decode(h, b.flip(), where);
+    }
+
+    /**
+     * A new heap's state from log mode's snapshot in {@code bytes}, writing nothing: every extent
+     * counted durable, stamps restarted a gap above the snapshot's (as after a crash), and the
+     * writes an open owes left for {@link Heap#finishOpen()}.
+     */
+    static void open(Heap h, ByteBuffer bytes, String where) {
+        Checkpoint cp = Checkpoint.read(h.dev, h.opt.heapOffset());
+        if (cp != null) {
+            h.checkpointSeq = cp.sequence + 1;
+        }
+        decode(h, bytes, where);
+        h.stamp += HeapRecovery.STAMP_GAP;
+        h.writtenCheckpointStamp = h.stamp;
+        h.durableCheckpointStamp = h.stamp;
+        h.markDurable();
+        h.recoveryWritesPending = true;
+        h.report = new HeapRecoveryReport("checkpoint", java.time.Duration.ZERO, 0, bytes.remaining(),
+                h.lists.freeCount(), 0, 0, 0, null);
     }
 
     /** Restores the heap's state from a snapshot held in {@code b}; {@code where} names it in errors. */
@@ -148,14 +168,14 @@ final class Snapshot {
             throw new CorruptStoreException(where + ": tail " + h.tail + " outside the heap [" + h.start + ", " + h.end
                     + "]", -1);
         }
-        if (lists != h.plHeads.length || count < 0 || FIXED + 8L * lists + PER_BLOCK * count + 4 != length) {
-            throw new CorruptStoreException(where + ": expected " + h.plHeads.length + " list heads and a length matching "
+        if (lists != h.diskLists.plHeads.length || count < 0 || FIXED + 8L * lists + PER_BLOCK * count + 4 != length) {
+            throw new CorruptStoreException(where + ": expected " + h.diskLists.plHeads.length + " list heads and a length matching "
                     + count + " blocks, found " + lists + " heads in " + length + " bytes", -1);
         }
         for (int i = 0; i < lists; i++) {
-            h.plHeads[i] = b.getLong();
+            h.diskLists.plHeads[i] = b.getLong();
         }
-        FreeBlock[] chainTails = new FreeBlock[h.chainHeads.length];
+        FreeBlock[] listTails = new FreeBlock[h.diskLists.pflHeads.length];
         for (long i = 0; i < count; i++) {
             long addr = b.getLong() * h.grain;
             long size = (long) b.getInt() * h.grain;
@@ -168,20 +188,20 @@ final class Snapshot {
                 f.listId = -1;
             } else if (h.method == StorageMethod.PFL) {
                 f.listId = h.lists.listOf(size);
-                appendToChain(h, chainTails, f);
+                appendToList(h, listTails, f);
             }
             h.lists.add(f);
         }
     }
 
-    private static void appendToChain(Heap h, FreeBlock[] tails, FreeBlock f) {
+    private static void appendToList(Heap h, FreeBlock[] tails, FreeBlock f) {
         FreeBlock last = tails[f.listId];
         if (last == null) {
-            h.chainHeads[f.listId] = f;
+            h.diskLists.pflHeads[f.listId] = f;
         } else {
-            last.chainNext = f;
+            last.listNext = f;
             last.next = f.addr;
-            f.chainPrev = last;
+            f.listPrev = last;
         }
         tails[f.listId] = f;
     }

@@ -121,7 +121,7 @@ class HeapBatchReuseTest {
         h.coalesce();
         long tailBefore = h.tail();
         String where = method.toString();
-        assertTrue(h.overFragmented(), where + ": " + h.stats());
+        assertTrue(Coalescer.overFragmented(h), where + ": " + h.stats());
         assertEquals(0, h.allocateBatch(List.of()).length, "an empty batch, " + where);
         for (int round = 0; round < 10; round++) {
             h.sync(); // a checkpoint's: remainders split off by the round before may be split again
