@@ -283,40 +283,22 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
 
     @Override
     public StoredEntry get(byte[] key) {
-        ensureOpen();
-        long hash = Hashing.hash(key);
-        StoredEntry e;
-        Lock r = views[stripe(hash)].readLock();
-        r.lock();
-        try {
-            e = find(shape, key, hash, true).entry;
-        } finally {
-            r.unlock();
-        }
+        return live(key, true);
+    }
+
+    @Override
+    public boolean containsKey(byte[] key) {
+        return live(key, false) != null;
+    }
+
+    /** {@link #read}, but an expired entry is removed and reads as absent. */
+    private StoredEntry live(byte[] key, boolean withValue) {
+        StoredEntry e = read(key, withValue);
         if (e != null && e.expiredAt(clock)) {
             removeExpired(key);
             return null;
         }
         return e;
-    }
-
-    @Override
-    public boolean containsKey(byte[] key) {
-        ensureOpen();
-        long hash = Hashing.hash(key);
-        StoredEntry e;
-        Lock r = views[stripe(hash)].readLock();
-        r.lock();
-        try {
-            e = find(shape, key, hash, false).entry;
-        } finally {
-            r.unlock();
-        }
-        if (e != null && e.expiredAt(clock)) {
-            removeExpired(key);
-            return false;
-        }
-        return e != null;
     }
 
     @Override
