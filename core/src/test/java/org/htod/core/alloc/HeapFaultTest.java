@@ -77,6 +77,69 @@ class HeapFaultTest {
         }
     }
 
+    /**
+     * Each way an allocation places a block (a free block whole, a free block split, the tail, a
+     * batch), its write failing at each of its device writes: the error reaches the caller, and
+     * every change the allocation made in memory is taken back ({@code AllocationUndo}), so the
+     * heap's figures are what they were, the same request then succeeds, and memory matches the
+     * disk.
+     */
+    @ParameterizedTest
+    @EnumSource(StorageMethod.class)
+    void aFailedAllocationWriteIsTakenBackInMemory(StorageMethod m) {
+        int[] requests = {1000, 400, 6000, -1}; // whole (a freed 1,000-byte block), split (of one), tail, batch
+        for (int request : requests) {
+            for (int nth = 1; nth <= 3; nth++) {
+                FaultyDevice dev = new FaultyDevice(new MemoryDevice());
+                Heap h = Heap.create(dev, HeapFixture.options(m));
+                java.util.List<Long> blocks = new java.util.ArrayList<>();
+                for (int i = 0; i < 12; i++) {
+                    blocks.add(h.allocate(HeapFixture.payload(i, i % 2 == 0 ? 1000 : 3000)));
+                }
+                for (int i = 2; i < 12; i += 4) {
+                    h.free(blocks.get(i)); // 1,000-byte blocks in the middle of their list
+                }
+                h.sync(); // the freed extents durable, so that they may be split
+                HeapStats before = h.stats();
+                dev.failWrite(nth, FaultyDevice.Fault.IO_ERROR, false);
+                int raised = dev.faultsRaised();
+                String where = m + ", request " + request + ", write " + nth;
+                try {
+                    place(h, request);
+                } catch (HtodIOException expected) {
+                    // the case under test
+                }
+                dev.heal();
+                if (dev.faultsRaised() == raised) {
+                    continue; // this placement makes fewer writes than nth
+                }
+                assertEquals(before, h.stats(), where + ": the failed allocation is undone");
+                long[] placed = place(h, request);
+                for (int k = 0; k < placed.length; k++) {
+                    assertEquals(HeapFixture.payload(1000 + k, size(request, k)), h.read(placed[k]), where);
+                }
+                h.sync();
+                h.verify();
+            }
+        }
+    }
+
+    /** Places {@code request} bytes with {@link Heap#allocate}, or with {@code -1} a batch of four. */
+    private static long[] place(Heap h, int request) {
+        if (request > 0) {
+            return new long[] {h.allocate(HeapFixture.payload(1000, request))};
+        }
+        java.util.List<java.nio.ByteBuffer> batch = new java.util.ArrayList<>();
+        for (int k = 0; k < 4; k++) {
+            batch.add(HeapFixture.payload(1000 + k, size(request, k)));
+        }
+        return h.allocateBatch(batch);
+    }
+
+    private static int size(int request, int k) {
+        return request > 0 ? request : 900 + 1100 * k;
+    }
+
     @ParameterizedTest
     @EnumSource(StorageMethod.class)
     void aFullHeapRefusesWithATypedErrorAndStaysUsable(StorageMethod m) {
