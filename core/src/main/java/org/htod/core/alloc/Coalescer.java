@@ -150,7 +150,7 @@ final class Coalescer {
         List<FreeBlock> free = h.lists.all();
         free.sort(Comparator.comparingLong(b -> b.addr));
         h.lists.clear();
-        Arrays.fill(h.diskLists.pflHeads, null);
+        h.diskLists.clearPfl();
         int i = 0;
         while (i < free.size()) {
             long endOfRun = free.get(i).addr + free.get(i).size;
@@ -170,7 +170,7 @@ final class Coalescer {
      */
     private static void reclaimByScan(Heap h) {
         h.lists.clear();
-        Arrays.fill(h.diskLists.pflHeads, null);
+        h.diskLists.clearPfl();
         h.allocatedBytes = 0;
         h.requestedBytes = 0;
         h.allocatedCount = 0;
@@ -202,7 +202,7 @@ final class Coalescer {
         if (h.method == StorageMethod.PFL) {
             List<FreeBlock> free = h.lists.all();
             free.sort(Comparator.comparingLong((FreeBlock b) -> b.addr).reversed());
-            Arrays.fill(h.diskLists.pflHeads, null);
+            h.diskLists.clearPfl();
             ByteBuffer nb = ByteBuffer.allocate(9);
             for (FreeBlock b : free) {
                 long oldNext = b.next;

@@ -21,6 +21,14 @@ final class DiskLists {
     final FreeBlock[] pflHeads;
     /** Whether a head changed since the last tail checkpoint. */
     boolean headsDirty;
+    /** At most this many blocks defined since the last sync are skipped; past them a pointer ends the list on disk. */
+    static final int SKIP_LIMIT = 16;
+    /**
+     * PFL: free blocks whose next pointer on disk may skip blocks of their list ({@link
+     * #durableFrom}): on disk their lists are not in list order, which a snapshot assumes, so a
+     * clean close rewrites them first ({@link #rewriteSkipping}).
+     */
+    private final java.util.Set<FreeBlock> skipping = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     /** While OBA runs: predecessor link writes, kept to be issued in address order with the batch. */
     List<long[]> deferredLinkWrites;
 
@@ -33,7 +41,13 @@ final class DiskLists {
     /** Forgets every list, as recovery and replay do before they rebuild them. */
     void clear() {
         java.util.Arrays.fill(plHeads, 0);
+        clearPfl();
+    }
+
+    /** Forgets PFL's lists, as coalescing does before it links every free block again. */
+    void clearPfl() {
         java.util.Arrays.fill(pflHeads, null);
+        skipping.clear();
     }
 
     /** PL: makes {@code addr} the head of list {@code list}; returns the old head, the new block's next pointer. */
@@ -69,6 +83,9 @@ final class DiskLists {
 
     /** PFL: unlinks {@code b} from its list; from the middle this rewrites the predecessor's next pointer. */
     void pflUnlink(FreeBlock b) {
+        if (skipping.remove(b)) {
+            heap.undo.record(() -> skipping.add(b));
+        }
         FreeBlock prev = b.listPrev;
         FreeBlock next = b.listNext;
         long prevNext = prev == null ? 0 : prev.next;
@@ -93,7 +110,7 @@ final class DiskLists {
             headsDirty = true;
         } else {
             prev.listNext = next;
-            prev.next = next == null ? 0 : next.addr;
+            prev.next = durableFrom(prev, next);
             if (deferredLinkWrites != null) {
                 deferredLinkWrites.add(new long[] {prev.addr + BlockHeader.NEXT_OFFSET, prev.next});
             } else {
@@ -102,6 +119,45 @@ final class DiskLists {
         }
         b.listPrev = null;
         b.listNext = null;
+    }
+
+    /**
+     * PFL: the next pointer that a free or an unlink writes into the header of {@code from} to
+     * name {@code b} and the blocks after it: the first of them whose extent is durable, skipping
+     * the blocks defined since the last sync ({@link Heap#fresh}; at most {@link #SKIP_LIMIT}, then
+     * 0). A pointer to such a block may name the middle of an older one after a power cut: the
+     * block's defining write (a split's remainder, say) may be lost while this write lands, and
+     * recovery, which follows a list through every free block defined before the checkpoint, would
+     * read whatever header lay there, one a merge swallowed, stale but valid, and put a block that
+     * does not exist on its lists. The blocks skipped stay on the list in memory; a crash before
+     * the next relink (a coalescing, a clean close) only loses track of them on disk until the next
+     * coalescing scan.
+     */
+    long durableFrom(FreeBlock from, FreeBlock b) {
+        FreeBlock d = b;
+        for (int n = 0; d != null && heap.fresh.containsKey(d.addr); n++) {
+            d = n < SKIP_LIMIT ? d.listNext : null;
+        }
+        if (d != b && skipping.add(from)) {
+            heap.undo.record(() -> skipping.remove(from));
+        }
+        return d == null ? 0 : d.addr;
+    }
+
+    boolean anySkipping() {
+        return !skipping.isEmpty();
+    }
+
+    /**
+     * After a sync (nothing is then defined since it): writes the next pointer of every free
+     * block that may skip blocks of its list in list order, so that the disk matches a snapshot.
+     */
+    void rewriteSkipping() {
+        for (FreeBlock b : skipping) {
+            b.next = b.listNext == null ? 0 : b.listNext.addr;
+            heap.dev.write(b.addr + BlockHeader.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, b.next));
+        }
+        skipping.clear();
     }
 
     /**

@@ -492,6 +492,7 @@ public final class Heap implements AutoCloseable {
                 b = new FreeBlock(addr, size, stamp, lists.listOf(size), 0);
                 diskLists.pflPush(b);
                 if (write) {
+                    b.next = diskLists.durableFrom(b, b.listNext);
                     ByteBuffer buf = ByteBuffer.allocate(9);
                     buf.putLong(0, b.next).put(8, BlockHeader.FREE);
                     dev.write(addr + BlockHeader.NEXT_OFFSET, buf);
@@ -796,6 +797,18 @@ public final class Heap implements AutoCloseable {
                 } catch (org.htod.core.HtodException e) {
                     failed(e);
                     return null; // the next open recovers by the method's own means
+                }
+            }
+            if (diskLists.anySkipping() && !logged) {
+                // The snapshot names each free block's successor by list order; some next
+                // pointers on disk may skip blocks (DiskLists#durableFrom): make them agree.
+                try {
+                    dev.sync();
+                    markDurable();
+                    diskLists.rewriteSkipping();
+                } catch (org.htod.core.HtodException e) {
+                    failed(e);
+                    return null;
                 }
             }
             SnapshotRef ref = Snapshot.write(this);

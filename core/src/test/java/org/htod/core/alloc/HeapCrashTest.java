@@ -54,6 +54,23 @@ class HeapCrashTest {
     }
 
     /**
+     * Runs that once failed, replayed at every scale. PFL, seed {@code 0x4ea9c0de0118} (met at
+     * scale 25): after the second power cut the lists named a block inside a larger free one. A
+     * free of a durable block had written a next pointer naming a split's remainder, the crash
+     * kept that write and dropped the split's, and recovery followed the pointer to a header an
+     * earlier merge had swallowed (see {@code DiskLists.durableFrom}).
+     */
+    @org.junit.jupiter.api.Test
+    void runsThatOnceFailedStillPass() {
+        long seed = 0x4EA9_C0DE_0118L;
+        try {
+            run(StorageMethod.PFL, seed, new HashMap<>());
+        } catch (AssertionError | RuntimeException e) {
+            throw new AssertionError("seed=0x" + Long.toHexString(seed) + " method=PFL: " + e, e);
+        }
+    }
+
+    /**
      * Crash, recover, work, crash again, with the first crash losing one tail block and keeping the
      * one after it: the second recovery walks past the tail over the block written since, and then
      * meets the kept block's header, which no recovery ever accepted. It must be taken for what it

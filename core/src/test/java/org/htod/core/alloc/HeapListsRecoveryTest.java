@@ -41,6 +41,51 @@ class HeapListsRecoveryTest {
         back.close();
     }
 
+    /**
+     * PFL: a free whose list begins with a block defined since the last sync writes a next
+     * pointer that skips it (a crash could keep this write and lose that block's), and a clean
+     * close writes it again in list order, since a snapshot rebuilds the pointers from list order
+     * and the lists' next relink writes only the pointers it changes. After the reopen every free
+     * block's pointer on disk is the one memory holds.
+     */
+    @org.junit.jupiter.api.Test
+    void aFreeNamesNoBlockDefinedSinceTheLastSyncAndACleanCloseLinksItInListOrder() {
+        MemoryDevice disk = new MemoryDevice();
+        HeapOptions opt = HeapFixture.options(StorageMethod.PFL);
+        Heap h = Heap.create(disk, opt);
+        long[] durable = new long[6];
+        for (int i = 0; i < durable.length; i++) {
+            durable[i] = h.allocate(HeapFixture.payload(i, 4000));
+        }
+        h.sync();
+        long fresh = h.allocate(HeapFixture.payload(10, 4000)); // at the tail: defined since the sync
+        h.free(durable[1]);
+        h.free(fresh); // its list now begins with a block defined since the sync
+        h.free(durable[3]);
+        assertEquals(h.address(durable[1]), nextOnDisk(disk, h.address(durable[3])),
+                "the pointer skips the block defined since the sync");
+        assertEquals(h.address(durable[1]), nextOnDisk(disk, h.address(fresh)),
+                "a block defined since the sync may name its successor: its stamp stops recovery there");
+        Heap.SnapshotRef ref = h.shutdown();
+        assertEquals(h.address(fresh), nextOnDisk(disk, h.address(durable[3])), "the clean close linked it in list order");
+        Heap back = Heap.open(disk, opt, ref);
+        assertEquals("snapshot", back.recoveryReport().path());
+        int free = 0;
+        for (FreeBlock b : back.lists.all()) {
+            assertEquals(b.next, nextOnDisk(disk, b.addr), "block at " + b.addr);
+            free++;
+        }
+        assertEquals(3, free);
+        back.verify();
+        back.close();
+    }
+
+    private static long nextOnDisk(MemoryDevice disk, long addr) {
+        ByteBuffer b = ByteBuffer.allocate(8);
+        disk.read(addr + BlockHeader.NEXT_OFFSET, b);
+        return b.getLong(0);
+    }
+
     /** A snapshot would forget that notes are unchecked: a clean close coalesces first, which checks them all. */
     @ParameterizedTest
     @EnumSource(names = {"PL", "PFL"})
