@@ -114,7 +114,7 @@ final class DiskLists {
             if (deferredLinkWrites != null) {
                 deferredLinkWrites.add(new long[] {prev.addr + BlockHeader.NEXT_OFFSET, prev.next});
             } else {
-                heap.dev.write(prev.addr + BlockHeader.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, prev.next));
+                writeNext(prev);
             }
         }
         b.listPrev = null;
@@ -144,6 +144,11 @@ final class DiskLists {
         return d == null ? 0 : d.addr;
     }
 
+    /** Writes {@code b}'s next pointer alone into its header. */
+    private void writeNext(FreeBlock b) {
+        heap.dev.write(b.addr + BlockHeader.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, b.next));
+    }
+
     boolean anySkipping() {
         return !skipping.isEmpty();
     }
@@ -155,7 +160,7 @@ final class DiskLists {
     void rewriteSkipping() {
         for (FreeBlock b : skipping) {
             b.next = b.listNext == null ? 0 : b.listNext.addr;
-            heap.dev.write(b.addr + BlockHeader.NEXT_OFFSET, ByteBuffer.allocate(8).putLong(0, b.next));
+            writeNext(b);
         }
         skipping.clear();
     }
