@@ -18,6 +18,7 @@ import org.htod.Htod;
 import org.htod.HtodMap;
 import org.htod.HtodStore;
 import org.htod.LayerAccess;
+import org.htod.StorageMethod;
 import org.htod.WriteBatch;
 import org.htod.core.HtodException;
 import org.htod.core.device.BlockDevice;
@@ -39,8 +40,9 @@ import org.junit.jupiter.api.Test;
  * workload that ends before the cut closes the store, so that some cuts fall in the clean close.
  * The small log (64 KiB) wraps every few points, the small write buffer and install batches make
  * the flusher install often, and a low load factor with small doubling steps makes the maps
- * double in many steps. A recovery point arms the cut among the first calls of the open, its
- * flusher's first work and a checkpoint and close, with no writes.
+ * double in many steps. Consecutive chains take the heap's storage methods in turn (TS, PL,
+ * PFL), whose recoveries differ. A recovery point arms the cut among the first calls of the open,
+ * its flusher's first work and a checkpoint and close, with no writes.
  *
  * <p>After each cut, a copy of the platter is recovered and checked: every write whose call
  * returned is there, each key's value (and version) is the last one acknowledged or the one of
@@ -73,7 +75,8 @@ class LogModeCrashTest {
             try {
                 chain.run(points);
             } catch (Throwable e) {
-                throw new AssertionError("seed=" + seed + ", point " + chain.point + " (" + chain.what + "): " + e, e);
+                throw new AssertionError("seed=" + seed + ", " + chain.method + ", point " + chain.point + " ("
+                        + chain.what + "): " + e, e);
             }
         }
         System.out.println("LogModeCrashTest: " + chains + " chains of " + points + " points: " + tally);
@@ -102,8 +105,8 @@ class LogModeCrashTest {
             try {
                 chain.run(points);
             } catch (Throwable e) {
-                throw new AssertionError("seed=" + seed + ", placed, point " + chain.point + " (" + chain.what + "): " + e,
-                        e);
+                throw new AssertionError("seed=" + seed + ", " + chain.method + ", placed, point " + chain.point
+                        + " (" + chain.what + "): " + e, e);
             }
         }
         System.out.println("LogModeCrashTest, placed values: " + chains + " chains of " + points + " points: " + tally);
@@ -145,8 +148,13 @@ class LogModeCrashTest {
     }
 
     static Htod.Builder builder(BlockDevice dev, int placeFrom) {
-        Htod.Builder b = Htod.builder(dev).grain(64).logSize(LOG).bufferSize(64 << 10).durability(Durability.SYNC)
-                .loadFactor(0.25).cacheSize(64 << 10).placeValuesFrom(placeFrom);
+        return builder(dev, placeFrom, StorageMethod.TS);
+    }
+
+    /** The chains' stores; {@code method} matters only to a new store, as the container keeps it. */
+    static Htod.Builder builder(BlockDevice dev, int placeFrom, StorageMethod method) {
+        Htod.Builder b = Htod.builder(dev).storageMethod(method).grain(64).logSize(LOG).bufferSize(64 << 10)
+                .durability(Durability.SYNC).loadFactor(0.25).cacheSize(64 << 10).placeValuesFrom(placeFrom);
         return LayerAccess.doublingMinBatch(LayerAccess.installBatch(b, 48), 8);
     }
 
@@ -159,6 +167,8 @@ class LogModeCrashTest {
         final AtomicLong versions = new AtomicLong();
         /** Values of at least this many bytes are placed (0: none). */
         final int placeFrom;
+        /** The heap's storage method, by the seed: consecutive chains take each in turn. */
+        final StorageMethod method;
         /** What the store holds: exactly this, at the next open. */
         Map<String, Map<String, String>> base = emptyContent();
         /** Whether the next open must find the store closed cleanly; null when either may be. */
@@ -176,6 +186,7 @@ class LogModeCrashTest {
             this.r = new SplittableRandom(seed);
             this.tally = tally;
             this.placeFrom = placeFrom;
+            this.method = StorageMethod.values()[(int) (seed % 3)];
         }
 
         void run(int points) {
@@ -191,7 +202,7 @@ class LogModeCrashTest {
         /** Opens the store on a new crash simulator over the platter and checks it holds {@link #base}. */
         HtodStore open(PowerCutTracer dev) {
             dev.opening = true;
-            HtodStore s = builder(dev, placeFrom).open();
+            HtodStore s = builder(dev, placeFrom, method).open();
             dev.opening = false;
             if (clean != null) {
                 assertEquals(clean, s.recoveryReport().clean(), "whether the store was closed cleanly: "
@@ -274,13 +285,13 @@ class LogModeCrashTest {
         void recoverCopy(List<Writer> writers, Map<String, Long> maxSeen, Map<Long, String> attempted) {
             MemoryDevice copy = LogStores.copy(disk);
             Map<String, Map<String, String>> found;
-            try (HtodStore s = builder(copy, placeFrom).open()) {
+            try (HtodStore s = builder(copy, placeFrom, method).open()) {
                 found = LogStores.content(s);
                 LogStores.verify(s);
             }
             check(found, writers, maxSeen, attempted);
             if (point % 3 == 0) {
-                try (HtodStore s = builder(copy.reopen(), placeFrom).open()) {
+                try (HtodStore s = builder(copy.reopen(), placeFrom, method).open()) {
                     assertTrue(s.recoveryReport().clean(), "closed cleanly after its recovery: " + s.recoveryReport());
                     Map<String, Map<String, String>> again = LogStores.content(s);
                     if (!again.equals(found)) {

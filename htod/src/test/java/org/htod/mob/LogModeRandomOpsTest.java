@@ -21,6 +21,7 @@ import org.htod.Htod;
 import org.htod.HtodMap;
 import org.htod.HtodStore;
 import org.htod.LayerAccess;
+import org.htod.StorageMethod;
 import org.htod.WriteBatch;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.CrashDevice;
@@ -33,9 +34,10 @@ import org.junit.jupiter.api.Test;
  * API, versioned puts, batches over two maps, time to live and sweeps, with lookups, sizes and
  * whole iterations compared, and from time to time a checkpoint, a clean close and reopen, or a
  * power loss and recovery (after a sync below SYNC), after which the store must hold the model
- * exactly and verify. The log (64 KiB) wraps and the small write buffer is installed often, so
- * the state the checks see is spread over the buffer, the log and the tables. A failure names the
- * seed, durability and operation.
+ * exactly and verify. The runs take the heap's storage methods in turn. The log (64 KiB) wraps
+ * and the small write buffer is installed often, so the state the checks see is spread over the
+ * buffer, the log and the tables. A failure names the seed, durability, storage method and
+ * operation.
  */
 class LogModeRandomOpsTest {
     private static final long LOG = LoggedOpen.MIN_LOG;
@@ -80,12 +82,12 @@ class LogModeRandomOpsTest {
         for (Durability d : Durability.values()) {
             for (int keys : new int[] {40, 1500}) {
                 long seed = 0x0DE15000L + run++;
-                Run r = new Run(seed, d, keys, tally);
+                Run r = new Run(seed, d, StorageMethod.values()[run % 3], keys, tally);
                 try {
                     r.run(ops);
                 } catch (Throwable e) {
-                    throw new AssertionError("seed=" + seed + ", " + d + ", " + keys + " keys, operation " + r.op + " ("
-                            + r.what + "): " + e, e);
+                    throw new AssertionError("seed=" + seed + ", " + d + ", " + r.method + ", " + keys
+                            + " keys, operation " + r.op + " (" + r.what + "): " + e, e);
                 }
             }
         }
@@ -98,6 +100,8 @@ class LogModeRandomOpsTest {
     private static final class Run {
         final SplittableRandom r;
         final Durability durability;
+        /** The heap's storage method, kept by the container from the first open. */
+        final StorageMethod method;
         final int keys;
         final Map<String, Integer> tally;
         final TestClock clock = new TestClock();
@@ -109,9 +113,10 @@ class LogModeRandomOpsTest {
         int op;
         String what = "";
 
-        Run(long seed, Durability durability, int keys, Map<String, Integer> tally) {
+        Run(long seed, Durability durability, StorageMethod method, int keys, Map<String, Integer> tally) {
             this.r = new SplittableRandom(seed);
             this.durability = durability;
+            this.method = method;
             this.keys = keys;
             this.tally = tally;
             model.put("m1", new HashMap<>());
@@ -128,8 +133,8 @@ class LogModeRandomOpsTest {
         private static final long[] CACHE_SIZES = {0, 16 << 10, 1 << 20};
 
         Htod.Builder builder(BlockDevice d) {
-            Htod.Builder b = Htod.builder(d).grain(64).logSize(LOG).bufferSize(64 << 10).durability(durability)
-                    .syncInterval(Duration.ofMillis(5)).clock(clock).loadFactor(0.5)
+            Htod.Builder b = Htod.builder(d).storageMethod(method).grain(64).logSize(LOG).bufferSize(64 << 10)
+                    .durability(durability).syncInterval(Duration.ofMillis(5)).clock(clock).loadFactor(0.5)
                     .cacheSize(CACHE_SIZES[r.nextInt(CACHE_SIZES.length)])
                     .placeValuesFrom(PLACE_FROM[r.nextInt(PLACE_FROM.length)]);
             return LayerAccess.doublingMinBatch(LayerAccess.installBatch(b, 4 + r.nextInt(60)), 8);
