@@ -379,7 +379,7 @@ public final class Heap implements AutoCloseable {
      * full): the free lists may no longer match the disk, so the heap refuses further changes;
      * reopening recovers from what the disk holds.
      */
-    private RuntimeException failed(org.htod.core.HtodException e) {
+    RuntimeException failed(org.htod.core.HtodException e) {
         failure = e;
         return e;
     }
@@ -854,6 +854,11 @@ public final class Heap implements AutoCloseable {
         if (closed) {
             throw new StoreClosedException("the heap of " + dev.name() + " is closed");
         }
+    }
+
+    /** Whether a device error in the middle of a change made the heap refuse changes until reopened. */
+    boolean refusesChanges() {
+        return failure != null;
     }
 
     /** Refuses what relies on the free lists matching the disk after a change failed midway. */

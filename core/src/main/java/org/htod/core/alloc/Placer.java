@@ -257,6 +257,7 @@ final class Placer {
             return;
         }
         BlockHeader own = read != null ? read : heap.headerAt(b.addr);
+        heap.undo.readBefore(b.addr, own);
         if (own == null || own.size != b.size || own.remainder == 0 || own.stamp >= heap.uncheckedNotesBelow) {
             return;
         }

@@ -124,6 +124,69 @@ class HeapFaultTest {
         }
     }
 
+    /**
+     * A failed allocation write that reached the disk, whole or in part (a request the disk fails
+     * midway): the allocation is undone, but the disk may now say what memory does not, the
+     * allocated status of a free block, a split's smaller extent, a block past the tail. So the
+     * block's header is written again as the free lists hold it ({@code AllocationUndo}), and a
+     * tail checkpoint keeps recovery from believing headers past the tail. Each way an allocation
+     * writes (a free block of about 100,000 bytes whole, split, the tail), failing after some of
+     * its bytes, then the block used again, before a sync or after: the heap then matches its disk
+     * (no leaked block, nothing allocated it does not hold), and so does a reopen by recovery,
+     * where every live block reads back and new blocks placed in the free space leave them intact.
+     */
+    @ParameterizedTest
+    @EnumSource(StorageMethod.class)
+    void aFailedAllocationWriteThatLandedIsWrittenBackAsTheListsHoldIt(StorageMethod m) {
+        int[] landings = {8, BlockHeader.SIZE, BlockHeader.SIZE + 500, Integer.MAX_VALUE};
+        for (int failed : new int[] {100_000, 50_000, 20_000}) { // the free block whole, split; the tail
+            for (int landing : landings) {
+                for (int reuse : new int[] {100_000, 50_000, -100_000, -50_000}) { // negative: after a sync
+                    String where = m + ", failed request " + failed + " landing " + landing + " bytes, "
+                            + (reuse < 0 ? "a sync, " : "") + "reused for " + Math.abs(reuse);
+                    MemoryDevice mem = new MemoryDevice();
+                    FaultyDevice dev = new FaultyDevice(mem);
+                    Heap h = Heap.create(dev, HeapFixture.options(m));
+                    Map<Long, java.nio.ByteBuffer> live = new HashMap<>();
+                    java.util.List<Long> blocks = new java.util.ArrayList<>();
+                    for (int i = 0; i < 12; i++) {
+                        java.nio.ByteBuffer p = HeapFixture.payload(i, i % 2 == 0 ? 1000 : 100_000);
+                        long id = h.allocate(p);
+                        blocks.add(id);
+                        live.put(id, p);
+                    }
+                    h.free(blocks.get(7)); // the one free large block, between live ones
+                    live.remove(blocks.get(7));
+                    h.sync();
+                    dev.failWriteAfter(1, landing);
+                    assertThrows(HtodIOException.class, () -> h.allocate(HeapFixture.payload(500, failed)), where);
+                    assertEquals(1, dev.faultsRaised(), where);
+                    if (reuse < 0) {
+                        h.sync();
+                    }
+                    java.nio.ByteBuffer p = HeapFixture.payload(501, Math.abs(reuse));
+                    live.put(h.allocate(p), p);
+                    h.sync();
+                    HeapVerifyReport r = h.verify();
+                    assertEquals(0, r.leakedBlocks(), where + ": " + r);
+                    Heap back = Heap.open(mem, h.opt, null); // h abandoned, as after a crash
+                    back.verify();
+                    java.util.Set<Long> allocated = new java.util.HashSet<>();
+                    back.forEachAllocated((handle, length) -> allocated.add(handle));
+                    assertEquals(live.keySet(), allocated, where + ": the blocks recovery finds allocated");
+                    for (int i = 0; i < 20; i++) { // fills what the free lists hold
+                        java.nio.ByteBuffer q = HeapFixture.payload(600 + i, 64 + 4000 * i);
+                        live.put(back.allocate(q), q);
+                    }
+                    for (Map.Entry<Long, java.nio.ByteBuffer> e : live.entrySet()) {
+                        assertEquals(e.getValue(), back.read(e.getKey()), where + ": block " + e.getKey());
+                    }
+                    back.verify();
+                }
+            }
+        }
+    }
+
     /** Places {@code request} bytes with {@link Heap#allocate}, or with {@code -1} a batch of four. */
     private static long[] place(Heap h, int request) {
         if (request > 0) {

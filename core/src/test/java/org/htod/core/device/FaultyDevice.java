@@ -8,7 +8,9 @@ import org.htod.core.StoreFullException;
 
 /**
  * Fails on purpose, for tests (shipped in the core test kit): the n-th write or sync after arming
- * throws an I/O error or a disk-full error, once or from then on. The failed write writes nothing.
+ * throws an I/O error or a disk-full error, once or from then on. The failed write writes nothing,
+ * unless armed with {@link #failWriteAfter} to write part of its bytes first, as a disk that
+ * fails in the middle of a request may.
  * For tests that check that a failure is reported clearly and loses nothing that was acknowledged;
  * a sticky disk-full fault that {@link #heal()} lifts is a disk that fills up and gets room again.
  */
@@ -46,6 +48,8 @@ public final class FaultyDevice extends ForwardingDevice {
     }
 
     private final Trigger writes = new Trigger();
+    /** How many bytes of the failing write reach the device before it fails. */
+    private volatile int landing;
     private final Trigger syncs = new Trigger();
     private final AtomicInteger raised = new AtomicInteger();
 
@@ -55,7 +59,17 @@ public final class FaultyDevice extends ForwardingDevice {
 
     /** The {@code n}-th write from now (1 = the next) fails; with {@code sticky}, every later write too. */
     public void failWrite(int n, Fault f, boolean sticky) {
+        landing = 0;
         writes.arm(n, f, sticky);
+    }
+
+    /**
+     * The {@code n}-th write from now writes its first {@code bytes} bytes (all of a shorter one),
+     * then fails with an I/O error.
+     */
+    public void failWriteAfter(int n, int bytes) {
+        landing = bytes;
+        writes.arm(n, Fault.IO_ERROR, false);
     }
 
     /** The {@code n}-th sync from now fails; with {@code sticky}, every later sync too. */
@@ -75,9 +89,17 @@ public final class FaultyDevice extends ForwardingDevice {
     }
 
     private void maybeFail(Trigger t, String what) {
+        maybeFail(t, what, null);
+    }
+
+    /** Fails if {@code t} says so, after {@code landing} is run, if given. */
+    private void maybeFail(Trigger t, String what, Runnable landing) {
         Fault f = t.next();
         if (f != null) {
             raised.incrementAndGet();
+            if (landing != null) {
+                landing.run();
+            }
         }
         if (f == Fault.DISK_FULL) {
             throw new StoreFullException("injected disk full at " + what + " on " + inner.name());
@@ -89,7 +111,9 @@ public final class FaultyDevice extends ForwardingDevice {
 
     @Override
     public void write(long pos, ByteBuffer src) {
-        maybeFail(writes, "write of " + src.remaining() + " bytes at offset " + pos);
+        int part = Math.min(landing, src.remaining());
+        maybeFail(writes, "write of " + src.remaining() + " bytes at offset " + pos,
+                part == 0 ? null : () -> inner.write(pos, src.duplicate().limit(src.position() + part)));
         inner.write(pos, src);
     }
 

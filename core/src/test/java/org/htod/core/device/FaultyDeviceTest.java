@@ -23,6 +23,25 @@ class FaultyDeviceTest {
     }
 
     @Test
+    void aWriteArmedToLandPartlyWritesItsFirstBytesThenFails() {
+        MemoryDevice m = new MemoryDevice();
+        FaultyDevice d = new FaultyDevice(m);
+        d.failWriteAfter(1, 3);
+        ByteBuffer src = ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5});
+        assertThrows(HtodIOException.class, () -> d.write(10, src));
+        assertEquals(13, m.size(), "the first three bytes landed");
+        ByteBuffer back = ByteBuffer.allocate(3);
+        m.read(10, back);
+        assertEquals(ByteBuffer.wrap(new byte[] {1, 2, 3}), back.flip());
+        assertEquals(0, src.position(), "the caller's buffer is not consumed");
+        d.write(20, ByteBuffer.wrap(new byte[] {6}));
+        assertEquals(21, m.size(), "the fault happens once");
+        d.failWrite(1, FaultyDevice.Fault.IO_ERROR, false);
+        assertThrows(HtodIOException.class, () -> d.write(30, ByteBuffer.wrap(new byte[] {7})));
+        assertEquals(21, m.size(), "a plain fault writes nothing again");
+    }
+
+    @Test
     void aStickyFaultFailsEveryLaterCallOfItsKindUntilHealed() {
         FaultyDevice d = new FaultyDevice(new MemoryDevice());
         d.failSync(1, FaultyDevice.Fault.IO_ERROR, true);
