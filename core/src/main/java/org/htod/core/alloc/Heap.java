@@ -316,6 +316,9 @@ public final class Heap implements AutoCloseable {
         lock.lock();
         try {
             ensureWritable();
+            // Before the allocation, not after: an error here must not reach a caller whose
+            // block was allocated, who would never get its handle.
+            keepStampsNearCheckpoint();
             Placer.Placement p;
             try {
                 if (fresh.size() >= FRESH_LIMIT) {
@@ -340,7 +343,6 @@ public final class Heap implements AutoCloseable {
             } else if (journal != null) {
                 journal.allocated(handle);
             }
-            keepStampsNearCheckpoint();
             return handle;
         } finally {
             lock.unlock();
@@ -393,6 +395,7 @@ public final class Heap implements AutoCloseable {
         lock.lock();
         try {
             ensureWritable();
+            keepStampsNearCheckpoint(); // before, as in allocate
             try {
                 Coalescer.ifFragmented(this);
             } catch (org.htod.core.HtodException e) {
@@ -404,7 +407,6 @@ public final class Heap implements AutoCloseable {
                     journal.allocated(handle);
                 }
             }
-            keepStampsNearCheckpoint();
             return handles;
         } finally {
             lock.unlock();
