@@ -20,7 +20,10 @@ public enum Durability {
      * its log record; writers of other threads share that write and that sync, and the change
      * becomes visible to readers only once it is durable. Direct mode: each write ends with a
      * flush of its links and a sync of the device, shared by the writes of other threads that run
-     * at the same time.
+     * at the same time. A write that fails with a device error may still take effect in direct
+     * mode: the links of a failed flush stay in memory and are written by the next one, and until
+     * then even a write that changes nothing (a removal of a key found absent) syncs before it
+     * returns.
      */
     SYNC,
     /**

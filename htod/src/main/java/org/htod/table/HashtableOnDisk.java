@@ -357,6 +357,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         long hash = Hashing.hash(key);
         int st = stripe(hash);
         boolean inserted = false;
+        boolean changed = false;
         if (writers[st].isHeldByCurrentThread()) {
             // A mutation (a compute function) writing the table it runs in: its own key's write
             // would run inside the first and leave the first working on a chain changed under it.
@@ -373,12 +374,17 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             if (c == null || c.isRemove()) {
                 if (cur != null && (expired || c != null)) {
                     unlink(st, f);
+                    changed = true;
                 }
             } else {
                 inserted = write(st, f, hash, key, c, expired);
+                changed = true;
             }
         } finally {
             writers[st].unlock();
+        }
+        if (!changed && syncEachWrite) {
+            gate.syncIfUnsynced(); // its answer is durable too
         }
         gate.flushIfFull();
         if (inserted) {

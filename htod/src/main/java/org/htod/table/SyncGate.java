@@ -83,6 +83,12 @@ final class SyncGate {
     private boolean inFlight;
     private long durableStarted;
     private long durableDone;
+    /**
+     * Whether a flush failed and left its links in memory for the next one, with no durable
+     * flush since: the one state a write at SYNC may see that is not durable, since a write holds
+     * its stripe's writer lock through its own flush and sync.
+     */
+    private boolean keptLinks;
     private long syncs;
 
     /** Log mode: commits go through the log (see {@link Installer}); null in direct mode. */
@@ -301,8 +307,24 @@ final class SyncGate {
         run(b);
     }
 
-    /** What one flush writes and frees. */
-    private record Batch(Map<Long, Link> links, List<Long> unlinked, boolean durable, long number, long entries) {}
+    /**
+     * At durability SYNC, for an operation that changed nothing: makes durable what it read if
+     * that may be a change not durable yet, a link a failed flush kept ({@link #keptLinks}): a
+     * removal that finds its key absent through it must not return before the removal is
+     * durable. Otherwise it costs nothing.
+     */
+    void syncIfUnsynced() {
+        synchronized (this) {
+            if (!keptLinks) {
+                return;
+            }
+        }
+        sync();
+    }
+
+    /** What one flush writes and frees; {@code takesKept}: it takes the links a failed flush kept. */
+    private record Batch(Map<Long, Link> links, List<Long> unlinked, boolean durable, long number, long entries,
+            boolean takesKept) {}
 
     /** Takes the waiting links and blocks for a flush; the caller holds this and has seen no flush in flight. */
     private Batch begin(boolean durable) {
@@ -314,7 +336,7 @@ final class SyncGate {
         List<Long> unlinked = retired;
         retired = new ArrayList<>();
         queued = 0;
-        return new Batch(links, unlinked, durable, number, unsyncedEntries);
+        return new Batch(links, unlinked, durable, number, unsyncedEntries, keptLinks);
     }
 
     private void run(Batch b) {
@@ -335,6 +357,9 @@ final class SyncGate {
                 if (b.durable) {
                     if (ok) {
                         durableDone = b.number;
+                        if (b.takesKept) {
+                            keptLinks = false;
+                        }
                     } else {
                         durableStarted--;
                     }
@@ -392,6 +417,7 @@ final class SyncGate {
      * written already are written again, with the same value; newer links set meanwhile win.
      */
     private synchronized void restore(Batch b) {
+        keptLinks = true;
         Map<Long, Link> back = new ConcurrentHashMap<>(b.links);
         back.putAll(pending);
         pending = back; // before flushing empties, so that a reader always finds the link in one of them
