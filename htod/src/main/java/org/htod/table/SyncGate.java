@@ -89,6 +89,11 @@ final class SyncGate {
      * its stripe's writer lock through its own flush and sync.
      */
     private boolean keptLinks;
+    /**
+     * Log mode: blocks a durable install record frees whose links then failed to be written, to be
+     * freed, not recorded again, once a later commit has written the links.
+     */
+    private List<Long> recordedUnfreed = new ArrayList<>();
     private long syncs;
 
     /** Log mode: commits go through the log (see {@link Installer}); null in direct mode. */
@@ -407,9 +412,28 @@ final class SyncGate {
     private void runLogged(Batch b) {
         installer.record(b.links, b.unlinked, heap);
         syncs++;
-        writeLinks(b.links);
+        try {
+            writeLinks(b.links);
+        } catch (RuntimeException e) {
+            // The record is durable and lists these frees: recorded again by the next commit,
+            // they would be freed twice by a replay, which refuses such a log. The next commit
+            // writes the links again (restore) and frees these blocks without recording them.
+            synchronized (this) {
+                recordedUnfreed.addAll(b.unlinked);
+            }
+            b.unlinked.clear();
+            throw e;
+        }
         flushing = Map.of();
-        installer.freeRecorded(() -> freeAll(b.unlinked));
+        List<Long> earlier;
+        synchronized (this) {
+            earlier = recordedUnfreed;
+            recordedUnfreed = new ArrayList<>();
+        }
+        installer.freeRecorded(() -> {
+            freeAll(b.unlinked);
+            freeAll(earlier);
+        });
     }
 
     /**
