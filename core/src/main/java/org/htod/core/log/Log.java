@@ -99,6 +99,14 @@ public final class Log {
     private long failedTo;
     /** Bumped whenever records are dropped, so that an append can tell whether its record survived. */
     private long generation;
+    /**
+     * For the last {@link #ENDED} generations a failure ended: the generation, and how far the log
+     * was durable when it failed. A record of that generation ending there or before was durable
+     * before the failure, whose waiter may only now look ({@link #survived}).
+     */
+    private static final int ENDED = 64;
+    private final long[] endedGeneration = new long[ENDED];
+    private final long[] durableAtEnd = new long[ENDED];
     private boolean closed;
     private HtodException refused;
     /** Why room cannot be made now (the flusher meets a device error): a writer that needs room gets it instead of waiting. */
@@ -557,6 +565,9 @@ public final class Log {
                 boolean leaving = true;
                 try {
                     if (generation != gen) {
+                        if (survived(upTo, gen)) {
+                            return;
+                        }
                         throw dropped();
                     }
                     if (durable >= upTo) {
@@ -651,8 +662,24 @@ public final class Log {
         }
     }
 
+    /**
+     * Under the monitor, for a waiter whose generation a failure ended: whether its records,
+     * up to {@code upTo}, were durable before that failure. A commit that covered them may have
+     * finished just before a later one failed, before the waiter looked again; told that they were
+     * dropped, its writer would log again what the log already holds (an install record's
+     * allocations twice, which a replay refuses). Past {@link #ENDED} failures since, it cannot
+     * tell, and they count as dropped.
+     */
+    private boolean survived(long upTo, long gen) {
+        int i = (int) Math.floorMod(gen, (long) ENDED);
+        return endedGeneration[i] == gen && upTo <= durableAtEnd[i];
+    }
+
     /** A failed write or sync: every record from {@code from} on is dropped. */
     private synchronized void fail(HtodException e, long from, long to) {
+        int i = (int) Math.floorMod(generation, (long) ENDED);
+        endedGeneration[i] = generation;
+        durableAtEnd[i] = durable;
         failure = e;
         failedFrom = from;
         failedTo = Math.max(to, end);
