@@ -37,7 +37,6 @@ import org.junit.jupiter.api.Test;
  */
 class FailedWritesCrashTest {
     private static final int KEYS = 120;
-    private static final String ABSENT = "(absent)";
 
     @Test
     void acknowledgedWritesSurviveFailedWritesAndPowerLoss() {
@@ -76,40 +75,21 @@ class FailedWritesCrashTest {
     }
 
     /** What each key may hold; with SYNC, {@code since} holds the keys of operations that did not return. */
-    private static final class Model {
-        final Map<String, String> acked = new HashMap<>();
-        final Map<String, Set<String>> since = new HashMap<>();
+    private static final class Model extends PossibleValues {
         /** Whether an operation that returns settles the keys of every failed one (log mode), or its own only. */
         final boolean settlesAll;
         /** Durability SYNC, else NONE: only {@link #synced} settles anything. */
         final boolean syncEach;
-
-        Model(boolean settlesAll, boolean syncEach) {
-            this.settlesAll = settlesAll;
-            this.syncEach = syncEach;
-        }
-
-        void begin(String k, String v) {
-            since.computeIfAbsent(k, x -> {
-                Set<String> s = new HashSet<>();
-                s.add(acked.getOrDefault(x, ABSENT));
-                return s;
-            }).add(v == null ? ABSENT : v);
-        }
-
-        void acked(String k, String v) {
-            if (v == null) {
-                acked.remove(k);
-            } else {
-                acked.put(k, v);
-            }
-        }
-
         /**
          * Keys that may hold either value until written again: of a failed {@code putAll} (not
          * atomic: a part of it may be durable), and at NONE of any failed write.
          */
         final Set<String> partial = new HashSet<>();
+
+        Model(boolean settlesAll, boolean syncEach) {
+            this.settlesAll = settlesAll;
+            this.syncEach = syncEach;
+        }
 
         /** An operation on {@code keys} returned. */
         void done(Set<String> keys) {
@@ -127,12 +107,6 @@ class FailedWritesCrashTest {
         /** {@code sync()} returned: every write that returned before it is durable. */
         void synced() {
             since.keySet().retainAll(partial);
-        }
-
-        boolean allows(String k, String found) {
-            Set<String> s = since.get(k);
-            String f = found == null ? ABSENT : found;
-            return s != null ? s.contains(f) : f.equals(acked.getOrDefault(k, ABSENT));
         }
     }
 

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -31,8 +30,6 @@ import org.junit.jupiter.api.Test;
  */
 class HtodMapCrashTest {
     private static final int KEYS = 150;
-    /** Marks an absent key among the values a key may hold. */
-    private static final String ABSENT = "(absent)";
 
     @Test
     void acknowledgedWritesSurvivePowerLoss() {
@@ -51,31 +48,11 @@ class HtodMapCrashTest {
     }
 
     /** What each key may hold after a crash; see the class comment. */
-    private static final class Model {
+    private static final class Model extends PossibleValues {
         final boolean syncEach;
-        final Map<String, String> acked = new HashMap<>();
-        /** Per key written since the last sync (with SYNC: by the operation in flight), what it may hold. */
-        final Map<String, Set<String>> since = new HashMap<>();
 
         Model(Durability d) {
             this.syncEach = d == Durability.SYNC;
-        }
-
-        void begin(String k, String v) {
-            since.computeIfAbsent(k, x -> {
-                Set<String> s = new HashSet<>();
-                s.add(acked.getOrDefault(x, ABSENT));
-                return s;
-            }).add(v == null ? ABSENT : v);
-        }
-
-        /** The operation returned with this effect on {@code k}. */
-        void acked(String k, String v) {
-            if (v == null) {
-                acked.remove(k);
-            } else {
-                acked.put(k, v);
-            }
         }
 
         /** The operation returned: with SYNC its effect is durable. */
@@ -87,12 +64,6 @@ class HtodMapCrashTest {
 
         void synced() {
             since.clear();
-        }
-
-        boolean allows(String k, String found) {
-            Set<String> s = since.get(k);
-            String f = found == null ? ABSENT : found;
-            return s != null ? s.contains(f) : f.equals(acked.getOrDefault(k, ABSENT));
         }
     }
 
