@@ -1,6 +1,5 @@
 package org.htod;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashMap;
@@ -207,22 +206,8 @@ class FailedWritesCrashTest {
         }
         try (HtodStore again = TestStores.small(disk.reopen()).durability(durability).directMode(direct).open()) {
             TestStores.verify(again);
-            HtodMap<String, String> m2 = again.map("f", Codec.string(), Codec.string());
-            Map<String, String> found = new HashMap<>();
-            for (int i = 0; i < KEYS; i++) {
-                String k = "k" + i;
-                String v = m2.get(k);
-                if (!model.allows(k, v)) {
-                    throw new AssertionError(k + " holds " + v + ", acknowledged " + model.acked.get(k)
-                            + (model.since.containsKey(k) ? ", or one of " + model.since.get(k) : ", and nothing since")
-                            + " (" + method + (direct ? ", direct mode, " : ", log mode, ") + durability + ", " + end + ")");
-                }
-                if (v != null) {
-                    found.put(k, v);
-                }
-            }
-            assertEquals(found, new HashMap<>(m2), "iteration agrees with lookups");
-            assertEquals(found.size(), m2.size());
+            model.check(again.map("f", Codec.string(), Codec.string()), KEYS,
+                    method + (direct ? ", direct mode, " : ", log mode, ") + durability + ", " + end);
         }
     }
 

@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import org.htod.core.HtodException;
@@ -140,23 +139,7 @@ class HtodMapCrashTest {
         try (HtodStore again = TestStores.small(disk.reopen()).open()) {
             assertTrue(!again.recoveryReport().clean());
             TestStores.verify(again);
-            HtodMap<String, String> m2 = again.map("crash", Codec.string(), Codec.string());
-            Map<String, String> found = new HashMap<>();
-            for (int i = 0; i < KEYS; i++) {
-                String k = "k" + i;
-                String v = m2.get(k);
-                if (!model.allows(k, v)) {
-                    Set<String> since = model.since.get(k);
-                    throw new AssertionError(k + " holds " + v + ", acknowledged " + model.acked.get(k)
-                            + (since == null ? ", and no later write" : ", or one of " + since) + " (" + method
-                            + ", " + durability + ")");
-                }
-                if (v != null) {
-                    found.put(k, v);
-                }
-            }
-            assertEquals(found, new HashMap<>(m2), "iteration agrees with lookups");
-            assertEquals(found.size(), m2.size());
+            model.check(again.map("crash", Codec.string(), Codec.string()), KEYS, method + ", " + durability);
         }
         return method + "/" + durability;
     }

@@ -1,5 +1,7 @@
 package org.htod;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -39,5 +41,28 @@ class PossibleValues {
         Set<String> s = since.get(k);
         String f = found == null ? ABSENT : found;
         return s != null ? s.contains(f) : f.equals(acked.getOrDefault(k, ABSENT));
+    }
+
+    /**
+     * Checks the recovered map {@code m} over keys {@code k0} to {@code k(keys-1)}: each holds a
+     * value it may hold, and iteration and size agree with the lookups. {@code context} ends a
+     * failure's message.
+     */
+    void check(HtodMap<String, String> m, int keys, String context) {
+        Map<String, String> found = new HashMap<>();
+        for (int i = 0; i < keys; i++) {
+            String k = "k" + i;
+            String v = m.get(k);
+            if (!allows(k, v)) {
+                throw new AssertionError(k + " holds " + v + ", acknowledged " + acked.get(k)
+                        + (since.containsKey(k) ? ", or one of " + since.get(k) : ", and nothing since") + " ("
+                        + context + ")");
+            }
+            if (v != null) {
+                found.put(k, v);
+            }
+        }
+        assertEquals(found, new HashMap<>(m), "iteration agrees with lookups");
+        assertEquals(found.size(), m.size());
     }
 }
