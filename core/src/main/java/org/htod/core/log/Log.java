@@ -100,13 +100,15 @@ public final class Log {
     /** Bumped whenever records are dropped, so that an append can tell whether its record survived. */
     private long generation;
     /**
-     * For the last {@link #ENDED} generations a failure ended: the generation, and how far the log
-     * was durable when it failed. A record of that generation ending there or before was durable
-     * before the failure, whose waiter may only now look ({@link #survived}).
+     * For the last {@link #ENDED} generations a failure ended: the generation, how far the log
+     * was durable when it failed, and the failure. A record of that generation ending there or
+     * before was durable before the failure, whose waiter may only now look ({@link #survived});
+     * a later one was dropped, and its writer is told why even when the log has healed since.
      */
     private static final int ENDED = 64;
     private final long[] endedGeneration = new long[ENDED];
     private final long[] durableAtEnd = new long[ENDED];
+    private final HtodException[] endedBy = new HtodException[ENDED];
     private boolean closed;
     private HtodException refused;
     /** Why room cannot be made now (the flusher meets a device error): a writer that needs room gets it instead of waiting. */
@@ -568,7 +570,7 @@ public final class Log {
                         if (survived(upTo, gen)) {
                             return;
                         }
-                        throw dropped();
+                        throw dropped(gen);
                     }
                     if (durable >= upTo) {
                         return;
@@ -680,6 +682,7 @@ public final class Log {
         int i = (int) Math.floorMod(generation, (long) ENDED);
         endedGeneration[i] = generation;
         durableAtEnd[i] = durable;
+        endedBy[i] = e;
         failure = e;
         failedFrom = from;
         failedTo = Math.max(to, end);
@@ -693,8 +696,10 @@ public final class Log {
         notifyAll();
     }
 
-    private HtodException dropped() {
-        HtodException f = failure;
+    /** Under the monitor: the error for a waiter of generation {@code gen}, which a failure ended. */
+    private HtodException dropped(long gen) {
+        int i = (int) Math.floorMod(gen, (long) ENDED);
+        HtodException f = endedGeneration[i] == gen ? endedBy[i] : null;
         return new HtodException("a write or sync of the log of " + dev.name() + " failed, so this record was dropped"
                 + (f == null ? "" : ": " + f.getMessage()), f);
     }

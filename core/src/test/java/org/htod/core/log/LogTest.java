@@ -391,6 +391,27 @@ class LogTest {
         assertEquals(List.of(1L, 3L), readAll(disk, 0));
     }
 
+    /**
+     * A writer whose record a failure dropped, looking only after the log healed, is told what
+     * failed: the error carries the device's failure as its cause, as the leader's did.
+     */
+    @Test
+    void aWriterThatLooksAfterTheHealIsToldWhatFailed() {
+        MemoryDevice disk = new MemoryDevice();
+        FaultyDevice dev = new FaultyDevice(disk);
+        Log log = log(dev, REGION * 4, 0, 0, 1);
+        Log.Appended first = log.append(DATA, payload(1, 300));
+        Log.Appended second = log.append(DATA, payload(2, 300));
+        dev.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+        HtodException led = assertThrows(HtodException.class, () -> log.awaitDurable(first));
+        dev.heal();
+        log.heal();
+        HtodException late = assertThrows(HtodException.class, () -> log.awaitDurable(second));
+        assertTrue(late.getMessage().contains("dropped"), late.getMessage());
+        assertTrue(late.getCause() != null && late.getMessage().contains("injected I/O error"),
+                "the cause of the drop: " + late + ", the leader was told: " + led);
+    }
+
     @Test
     void recordsOfAnEarlierEpochPastTheEndAreNotReplayed() {
         MemoryDevice disk = new MemoryDevice();
