@@ -2,12 +2,16 @@ package org.htod;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.htod.core.HtodException;
 import org.htod.core.device.CrashDevice;
 import org.htod.core.device.CrashDevice.Counting;
@@ -18,21 +22,23 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Writes and syncs that fail now and then, some after part of their bytes landed, and then a power
- * cut, through the public API at SYNC and at NONE (with explicit syncs), in log mode and in direct
- * mode, for each storage method. A failing write may be the writer's (a group commit, an entry, a
- * link) or the flusher's (an install, a checkpoint), so the failures reach the log's healing, the
- * flusher's retries and the heap's undo. Between the faults a store goes on: an operation that fails leaves its keys free
- * to hold the old value or the new one. In log mode only until the next operation that returns,
- * after which each key must hold what the last returned operation left: the log drops a failed
- * record and overwrites what of it may have landed before it takes the next. In direct mode until
- * a later operation on the same key returns: a flush that fails keeps its links and writes them
- * with the next one, so a change told it failed may still take effect. At NONE every write that
- * returned must be durable once a later {@code sync()} returns, even when an earlier sync failed
- * (the log writes its records again once it heals; a failed flush keeps its links); a write that
- * failed may hold either way until written again. A store that refuses changes after a fault
- * (direct mode after a failed sync or free) ends the point, as the power cut does. The store
- * reopened on what the crash kept must hold what the model allows for every key, agree between
- * lookups, iteration and size, and verify.
+ * cut, through the public API at SYNC, ASYNC and NONE (with explicit syncs), in log mode and in
+ * direct mode, for each storage method, with one writer or three. A failing write may be a
+ * writer's (a group commit, an entry, a link) or a background thread's (the flusher's install or
+ * checkpoint, ASYNC's sync), so the failures reach the log's healing, the flusher's retries and
+ * the heap's undo. Between the faults a store goes on: an operation that fails leaves its keys
+ * free to hold the old value or the new one. In log mode only until the next operation of the
+ * same writer that returns, after which each of its keys must hold what its last returned
+ * operation left: the log drops a failed record and overwrites what of it may have landed before
+ * it takes the next. In direct mode until a later operation on the same key returns: a flush that
+ * fails keeps its links and writes them with the next one, so a change told it failed may still
+ * take effect. Without SYNC every write that returned before a {@code sync()} began must be
+ * durable once that sync returns, even when an earlier sync failed (the log writes its records
+ * again once it heals; a failed flush keeps its links); a write that failed may hold either way
+ * until written again. Writers own disjoint keys, so these rules hold per writer while the others
+ * run. A store that refuses changes after a fault (direct mode after a failed sync or free) ends
+ * the point, as the power cut does. The store reopened on what the crash kept must hold what the
+ * model allows for every key, agree between lookups, iteration and size, and verify.
  */
 class FailedWritesCrashTest {
     private static final int KEYS = 120;
@@ -54,7 +60,9 @@ class FailedWritesCrashTest {
         assertTrue(tally.getOrDefault("went on after a fault", 0) >= points / 4, "points that went on: " + tally);
         assertTrue(tally.getOrDefault("log mode", 0) >= points / 3 && tally.getOrDefault("direct mode", 0) >= points / 3,
                 "both write paths: " + tally);
-        assertTrue(tally.getOrDefault("NONE", 0) >= points / 5, "durability NONE: " + tally);
+        assertTrue(tally.getOrDefault("NONE", 0) >= points / 10 && tally.getOrDefault("ASYNC", 0) >= points / 10,
+                "durability NONE and ASYNC: " + tally);
+        assertTrue(tally.getOrDefault("3 writers", 0) >= points / 3, "several writers: " + tally);
     }
 
     /**
@@ -73,39 +81,121 @@ class FailedWritesCrashTest {
         }
     }
 
-    /** What each key may hold; with SYNC, {@code since} holds the keys of operations that did not return. */
+    /**
+     * What each key may hold; with SYNC, {@code since} holds the keys of operations that did not
+     * return. Writers own disjoint keys ({@code k<i>} belongs to writer {@code i % writers}), so
+     * each key has one writer and the rules below hold per writer; the methods are synchronized
+     * for the writers' threads.
+     */
     private static final class Model extends PossibleValues {
-        /** Whether an operation that returns settles the keys of every failed one (log mode), or its own only. */
+        final int writers;
+        /** Whether an operation that returns settles the keys of every failed one of its writer (log mode), or its own only. */
         final boolean settlesAll;
-        /** Durability SYNC, else NONE: only {@link #synced} settles anything. */
+        /** Durability SYNC, else NONE or ASYNC: only {@link #synced} settles anything. */
         final boolean syncEach;
         /**
          * Keys that may hold either value until written again: of a failed {@code putAll} (not
-         * atomic: a part of it may be durable), and at NONE of any failed write.
+         * atomic: a part of it may be durable), and without SYNC of any failed write.
          */
         final Set<String> partial = new HashSet<>();
+        /** Keys of the operations running now. */
+        final Set<String> running = new HashSet<>();
+        /** Per key, how many operations began on it: a sync settles a key only if none began during it. */
+        final Map<String, Integer> begun = new HashMap<>();
 
-        Model(boolean settlesAll, boolean syncEach) {
+        Model(int writers, boolean settlesAll, boolean syncEach) {
+            this.writers = writers;
             this.settlesAll = settlesAll;
             this.syncEach = syncEach;
         }
 
-        /** An operation on {@code keys} returned. */
-        void done(Set<String> keys) {
+        int owner(String k) {
+            return Integer.parseInt(k.substring(1)) % writers;
+        }
+
+        @Override
+        synchronized void begin(String k, String v) {
+            super.begin(k, v);
+            running.add(k);
+            begun.merge(k, 1, Integer::sum);
+        }
+
+        @Override
+        synchronized void acked(String k, String v) {
+            super.acked(k, v);
+        }
+
+        /** Writer {@code w}'s operation on {@code keys} returned. */
+        synchronized void done(int w, Set<String> keys) {
+            ended(keys);
             partial.removeAll(keys);
             if (!syncEach) {
                 return; // durable at the next sync
             }
             if (settlesAll) {
-                since.keySet().retainAll(partial);
+                since.keySet().removeIf(k -> owner(k) == w && !partial.contains(k));
             } else {
                 since.keySet().removeAll(keys);
             }
         }
 
-        /** {@code sync()} returned: every write that returned before it is durable. */
-        void synced() {
-            since.keySet().retainAll(partial);
+        /** Writer's operation on {@code keys} failed. */
+        synchronized void failed(Set<String> keys, boolean partly) {
+            ended(keys);
+            if (partly) {
+                partial.addAll(keys);
+            }
+        }
+
+        private void ended(Set<String> keys) {
+            running.removeAll(keys);
+        }
+
+        /** A {@code sync()} begins: the keys it will settle, with their counts of operations. */
+        synchronized Map<String, Integer> syncing() {
+            Map<String, Integer> settles = new HashMap<>();
+            for (String k : since.keySet()) {
+                if (!running.contains(k) && !partial.contains(k)) {
+                    settles.put(k, begun.get(k));
+                }
+            }
+            return settles;
+        }
+
+        /**
+         * {@code sync()} returned: every write that returned before it began is durable, so a key
+         * last written before it began holds its acknowledged value.
+         */
+        synchronized void synced(Map<String, Integer> settles) {
+            settles.forEach((k, n) -> {
+                if (n.equals(begun.get(k)) && !partial.contains(k)) {
+                    since.remove(k);
+                }
+            });
+        }
+    }
+
+    /** One point's shared state: the store, its devices and what its writers met. */
+    private static final class Point {
+        final HtodStore store;
+        final HtodMap<String, String> m;
+        final CrashDevice dev;
+        final FaultyDevice faults;
+        final Durability durability;
+        final Model model;
+        final AtomicInteger failedOps = new AtomicInteger();
+        final AtomicBoolean wentOn = new AtomicBoolean();
+        /** Set when a writer met a refusal: the store takes no more changes, the point ends. */
+        final AtomicBoolean refused = new AtomicBoolean();
+
+        Point(HtodStore store, HtodMap<String, String> m, CrashDevice dev, FaultyDevice faults, Durability durability,
+                Model model) {
+            this.store = store;
+            this.m = m;
+            this.dev = dev;
+            this.faults = faults;
+            this.durability = durability;
+            this.model = model;
         }
     }
 
@@ -113,89 +203,66 @@ class FailedWritesCrashTest {
         SplittableRandom r = new SplittableRandom(seed);
         StorageMethod method = StorageMethod.values()[(int) (seed % 3)];
         boolean direct = seed / 3 % 2 == 1;
-        Durability durability = seed / 6 % 4 == 3 ? Durability.NONE : Durability.SYNC;
+        Durability durability = seed / 6 % 4 != 3 ? Durability.SYNC
+                : seed / 24 % 2 == 0 ? Durability.NONE : Durability.ASYNC;
+        int writers = seed / 48 % 2 == 0 ? 3 : 1;
         MemoryDevice disk = new MemoryDevice();
         CrashDevice dev = new CrashDevice(disk);
         FaultyDevice faults = new FaultyDevice(dev);
+        // ASYNC's background syncs come every millisecond, to meet the faults and the cut
         HtodStore store = TestStores.small(faults).storageMethod(method).durability(durability).directMode(direct)
-                .open();
+                .syncInterval(Duration.ofMillis(1)).open();
         HtodMap<String, String> m = store.map("f", Codec.string(), Codec.string());
         dev.armPowerCut(1 + r.nextInt(1500), Counting.WRITES_AND_SYNCS, CutWrite.IN_FLIGHT);
-        Model model = new Model(!direct, durability == Durability.SYNC);
-        boolean wentOn = false;
-        String end = "power cut";
-        try {
-            for (int op = 0; op < 5000; op++) {
-                int raised = faults.faultsRaised();
-                if (r.nextInt(25) == 0) {
-                    int landing = new int[] {0, 512, Integer.MAX_VALUE}[r.nextInt(3)];
-                    if (r.nextInt(4) == 0) {
-                        faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
-                    } else {
-                        faults.failWriteAfter(1 + r.nextInt(3), landing);
+        Point p = new Point(store, m, dev, faults, durability,
+                new Model(writers, !direct, durability == Durability.SYNC));
+        if (writers == 1) {
+            write(p, 0, r);
+        } else {
+            SplittableRandom[] rs = new SplittableRandom[writers];
+            for (int w = 0; w < writers; w++) {
+                rs[w] = r.split();
+            }
+            Throwable[] errors = new Throwable[writers];
+            Thread[] threads = new Thread[writers];
+            for (int w = 0; w < writers; w++) {
+                int id = w;
+                threads[w] = new Thread(() -> {
+                    try {
+                        write(p, id, rs[id]);
+                    } catch (Throwable e) {
+                        errors[id] = e;
+                        p.refused.set(true); // the others stop too
                     }
-                }
-                String k = "k" + r.nextInt(KEYS);
-                String v = "v" + op + "-" + "x".repeat(r.nextInt(4) == 0 ? 700 : 3);
-                int kind = r.nextInt(durability == Durability.SYNC ? 10 : 11);
-                Set<String> keys = new HashSet<>();
+                }, "writer-" + w);
+                threads[w].start();
+            }
+            for (Thread t : threads) {
                 try {
-                    if (kind < 6) {
-                        keys.add(k);
-                        model.begin(k, v);
-                        m.put(k, v);
-                        model.acked(k, v);
-                    } else if (kind < 8) {
-                        keys.add(k);
-                        model.begin(k, null);
-                        m.remove(k);
-                        model.acked(k, null);
-                    } else if (kind < 10) {
-                        Map<String, String> batch = new HashMap<>();
-                        for (int i = 0; i < 6; i++) {
-                            batch.put("k" + r.nextInt(KEYS), v + i);
-                        }
-                        keys.addAll(batch.keySet());
-                        batch.forEach(model::begin);
-                        m.putAll(batch);
-                        batch.forEach(model::acked);
-                    } else {
-                        store.sync();
-                        model.synced();
-                    }
-                    model.done(keys);
-                    if (faults.faultsRaised() > raised) {
-                        wentOn = true; // a fault met elsewhere (the flusher), or healed inside this call
-                    }
-                } catch (HtodException e) {
-                    if (dev.powerCut()) {
-                        throw e;
-                    }
-                    if (!causedByFault(e) && !refuses(e)) {
-                        throw e; // no fault of ours: a failure of the store's own
-                    }
-                    tally.merge("failed operation", 1, Integer::sum);
-                    if (kind >= 8 || durability == Durability.NONE) {
-                        model.partial.addAll(keys);
-                    }
-                    if (refuses(e)) {
-                        end = "refused after a fault";
-                        break;
-                    }
-                    wentOn = true;
-                } finally {
-                    faults.heal();
+                    t.join(TimeUnit.MINUTES.toMillis(2));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError(e);
+                }
+                if (t.isAlive()) {
+                    AssertionError stuck = new AssertionError(t.getName() + " still runs after 2 minutes");
+                    stuck.setStackTrace(t.getStackTrace());
+                    throw stuck;
                 }
             }
-        } catch (HtodException e) {
-            if (!dev.powerCut()) {
-                throw e;
+            for (Throwable e : errors) {
+                if (e != null) {
+                    throw new AssertionError(e);
+                }
             }
         }
+        String end = p.refused.get() ? "refused after a fault" : "power cut";
         tally.merge(direct ? "direct mode" : "log mode", 1, Integer::sum);
         tally.merge(durability.name(), 1, Integer::sum);
+        tally.merge(writers + (writers == 1 ? " writer" : " writers"), 1, Integer::sum);
         tally.merge(end, 1, Integer::sum);
-        if (wentOn) {
+        tally.merge("failed operation", p.failedOps.get(), Integer::sum);
+        if (p.wentOn.get()) {
             tally.merge("went on after a fault", 1, Integer::sum);
         }
         dev.crash(seed);
@@ -206,8 +273,82 @@ class FailedWritesCrashTest {
         }
         try (HtodStore again = TestStores.small(disk.reopen()).durability(durability).directMode(direct).open()) {
             TestStores.verify(again);
-            model.check(again.map("f", Codec.string(), Codec.string()), KEYS,
-                    method + (direct ? ", direct mode, " : ", log mode, ") + durability + ", " + end);
+            p.model.check(again.map("f", Codec.string(), Codec.string()), KEYS, method
+                    + (direct ? ", direct mode, " : ", log mode, ") + durability + ", " + writers + " writer(s), " + end);
+        }
+    }
+
+    /**
+     * Writer {@code w}'s operations on its own keys until the power cut, a refusal or 5,000
+     * operations among the writers. Writer 0 arms the faults and heals them after its operation;
+     * any writer, or the flusher, may meet one.
+     */
+    private static void write(Point p, int w, SplittableRandom r) {
+        int writers = p.model.writers;
+        String prefix = writers == 1 ? "v" : "v" + w + ".";
+        for (int op = 0; op < 5000 / writers && !p.refused.get(); op++) {
+            int raised = p.faults.faultsRaised();
+            if (w == 0 && r.nextInt(25) == 0) {
+                int landing = new int[] {0, 512, Integer.MAX_VALUE}[r.nextInt(3)];
+                if (r.nextInt(4) == 0) {
+                    p.faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+                } else {
+                    p.faults.failWriteAfter(1 + r.nextInt(3), landing);
+                }
+            }
+            String k = "k" + (w + writers * r.nextInt(KEYS / writers));
+            String v = prefix + op + "-" + "x".repeat(r.nextInt(4) == 0 ? 700 : 3);
+            int kind = r.nextInt(p.durability == Durability.SYNC ? 10 : 11);
+            Set<String> keys = new HashSet<>();
+            Map<String, Integer> settles = null;
+            try {
+                if (kind < 6) {
+                    keys.add(k);
+                    p.model.begin(k, v);
+                    p.m.put(k, v);
+                    p.model.acked(k, v);
+                } else if (kind < 8) {
+                    keys.add(k);
+                    p.model.begin(k, null);
+                    p.m.remove(k);
+                    p.model.acked(k, null);
+                } else if (kind < 10) {
+                    Map<String, String> batch = new HashMap<>();
+                    for (int i = 0; i < 6; i++) {
+                        batch.put("k" + (w + writers * r.nextInt(KEYS / writers)), v + i);
+                    }
+                    keys.addAll(batch.keySet());
+                    batch.forEach(p.model::begin);
+                    p.m.putAll(batch);
+                    batch.forEach(p.model::acked);
+                } else {
+                    settles = p.model.syncing();
+                    p.store.sync();
+                    p.model.synced(settles);
+                }
+                p.model.done(w, keys);
+                if (p.faults.faultsRaised() > raised) {
+                    p.wentOn.set(true); // a fault met elsewhere (the flusher), or healed inside this call
+                }
+            } catch (HtodException e) {
+                p.model.failed(keys, kind >= 8 || p.durability != Durability.SYNC);
+                if (p.dev.powerCut()) {
+                    return;
+                }
+                if (!causedByFault(e) && !refuses(e)) {
+                    throw e; // no fault of ours: a failure of the store's own
+                }
+                p.failedOps.incrementAndGet();
+                if (refuses(e)) {
+                    p.refused.set(true);
+                    return;
+                }
+                p.wentOn.set(true);
+            } finally {
+                if (w == 0) {
+                    p.faults.heal();
+                }
+            }
         }
     }
 
