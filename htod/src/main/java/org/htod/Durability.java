@@ -32,7 +32,9 @@ public enum Durability {
      * and the change is visible at once; the write layer's flusher syncs the log whenever more
      * than one interval has passed since its last such sync (checking at least every 50 ms while
      * idle), and any group commit made meanwhile covers the record sooner. Direct mode: a
-     * background thread syncs at that interval. A write that returned more than about one
+     * background thread syncs at that interval; when one of its syncs fails, it tries again at the
+     * next, and until one succeeds every write syncs first and, if that fails too, is refused with
+     * the device's error, not made. A write that returned more than about one
      * interval ago is durable; later ones may be lost in a crash, or when the process ends without
      * closing the store.
      */

@@ -72,6 +72,11 @@ public final class HtodStore implements AutoCloseable {
     private volatile long generation;
     /** Why the store was lost by a compaction whose new file could not be opened, or null. */
     private volatile HtodException lost;
+    /**
+     * Direct mode at ASYNC: the error of the last background sync, until a sync succeeds; null
+     * while they do. Writers read it ({@link #beforeWrite}); set and cleared by any sync.
+     */
+    private volatile HtodException backgroundFailure;
 
     /** Opens the file of a log-mode store again, with the options it was opened with. */
     record Reopen(java.nio.file.Path path,
@@ -164,8 +169,34 @@ public final class HtodStore implements AutoCloseable {
         }
         try {
             tables.sync();
+            backgroundFailure = null;
         } catch (StoreClosedException e) {
             // closing raced with this tick; close syncs itself
+        } catch (HtodException e) {
+            // Kept for the writers, and tried again at the next tick: thrown out of this task, it
+            // would end the schedule and every later background sync with it, while writes went
+            // on being acknowledged. A failed flush keeps its links for the next one.
+            backgroundFailure = e;
+        }
+    }
+
+    /**
+     * Inside the gate, before a write. Direct mode at ASYNC, after a background sync failed and
+     * none has succeeded since: syncs first, and if that fails too, refuses the write, unmade. A
+     * write acknowledged then would wait for a sync that may never come (a removal writes nothing
+     * itself), where the interval promises one.
+     */
+    void beforeWrite() {
+        if (backgroundFailure == null) {
+            return;
+        }
+        try {
+            tables.sync();
+            backgroundFailure = null;
+        } catch (HtodException e) {
+            backgroundFailure = e;
+            throw new HtodException("the background sync of " + tables.storage().heap().device().name()
+                    + " failed and a sync now failed too, so this write was not made: " + e.getMessage(), e);
         }
     }
 
@@ -220,6 +251,7 @@ public final class HtodStore implements AutoCloseable {
                 l.sync();
             } else {
                 tables.sync();
+                backgroundFailure = null;
             }
         } finally {
             exit();

@@ -93,6 +93,7 @@ final class MeteredTable implements TableReader, TableWriter {
     public void update(byte[] key, Mutation mutation) {
         store.enter();
         try {
+            store.beforeWrite();
             store.written(name, key);
             long t = meter.start();
             Change[] done = {null};
@@ -112,6 +113,7 @@ final class MeteredTable implements TableReader, TableWriter {
     public void putAll(List<byte[]> keys, List<byte[]> values, long expiry) {
         store.enter();
         try {
+            store.beforeWrite();
             for (byte[] k : keys) {
                 store.written(name, k);
             }
@@ -127,6 +129,7 @@ final class MeteredTable implements TableReader, TableWriter {
     public void clear() {
         store.enter();
         try {
+            store.beforeWrite();
             store.written(name, null);
             writer().clear();
         } finally {
