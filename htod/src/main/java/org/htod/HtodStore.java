@@ -172,11 +172,11 @@ public final class HtodStore implements AutoCloseable {
             backgroundFailure = null;
         } catch (StoreClosedException e) {
             // closing raced with this tick; close syncs itself
-        } catch (HtodException e) {
+        } catch (RuntimeException e) {
             // Kept for the writers, and tried again at the next tick: thrown out of this task, it
             // would end the schedule and every later background sync with it, while writes went
             // on being acknowledged. A failed flush keeps its links for the next one.
-            backgroundFailure = e;
+            backgroundFailure = e instanceof HtodException h ? h : new HtodException("background sync failed", e);
         }
     }
 
