@@ -187,6 +187,83 @@ class HeapFaultTest {
         }
     }
 
+    /**
+     * After a recovery by lists (PL, PFL), a free block's remainder note may be the only record of
+     * space a torn split lost: the remainder's header never landed, no list reaches it, and the
+     * next split of the block writes it again from the note. An allocation of that block that
+     * fails after part of its write landed is undone on disk by writing the block's header back;
+     * that header must keep the note (as the split's read of it, or the header itself, gave it),
+     * or a crash before the undo's sync, keeping the write-back but not the remainder the note
+     * check wrote, loses the space for good: no header there, and nothing naming it. Both ways the
+     * block is taken: split (the note check writes the remainder first) and whole (no note check).
+     * The crashes keep exactly the writes the case needs ({@link
+     * org.htod.core.device.CrashDevice#crashKeeping}).
+     */
+    @ParameterizedTest
+    @EnumSource(value = StorageMethod.class, names = {"PL", "PFL"})
+    void aFailedAllocationKeepsTheNoteOfALostRemainder(StorageMethod m) {
+        for (int failing : new int[] {30_000, 49_500}) { // B split; B whole (within the acceptable waste)
+            String where = m + ", the failed allocation of " + failing + " bytes";
+            // A capacity that leaves the tail too short for the requests below: they go to B.
+            Heap probe = Heap.create(new MemoryDevice(), HeapFixture.options(m));
+            for (int i = 0; i < 12; i++) {
+                probe.allocate(HeapFixture.payload(i, i % 2 == 0 ? 1000 : 100_000));
+            }
+            HeapOptions opt = HeapOptions.defaults(m, HeapFixture.HEAP_OFFSET, probe.tail() + 20_000, 0x1234_5678_9ABCL);
+            MemoryDevice platter = new MemoryDevice();
+            org.htod.core.device.CrashDevice crash = new org.htod.core.device.CrashDevice(platter);
+            Heap h = Heap.create(crash, opt);
+            Map<Long, java.nio.ByteBuffer> live = new HashMap<>();
+            java.util.List<Long> blocks = new java.util.ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                java.nio.ByteBuffer p = HeapFixture.payload(i, i % 2 == 0 ? 1000 : 100_000);
+                blocks.add(h.allocate(p));
+                live.put(blocks.get(i), p);
+            }
+            long b = h.address(blocks.get(7));
+            h.free(blocks.get(7));
+            live.remove(blocks.get(7));
+            h.sync();
+            long part = h.allocate(HeapFixture.payload(500, 50_000)); // splits B, the one free block
+            assertEquals(b, h.address(part), where);
+            long r = b + h.blockSize(part);
+            long note = h.headerAt(b).remainder;
+            assertTrue(note > 0 && h.headerAt(r) != null, where);
+            long rSector = r / platter.sectorSize() * platter.sectorSize();
+
+            // A torn split: all of it lands but the sector of the remainder's header.
+            crash.crashKeeping(at -> at != rSector);
+            crash = new org.htod.core.device.CrashDevice(platter);
+            FaultyDevice faults = new FaultyDevice(crash);
+            Heap back = Heap.open(faults, opt, null);
+            assertEquals("lists", back.recoveryReport().path(), where);
+            assertEquals(note, back.headerAt(b).remainder, where);
+            assertEquals(null, back.headerAt(r), where + ": the remainder is lost; only the note holds it");
+            back.free(back.handleAt(b)); // the split's part, which nothing holds
+            back.sync();
+
+            faults.failWriteAfter(failing == 30_000 ? 2 : 1, BlockHeader.SIZE + 100); // the write after the note check's
+            faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false); // the undo's sync: the heap refuses changes
+            assertThrows(HtodIOException.class, () -> back.allocate(HeapFixture.payload(501, failing)), where);
+            assertEquals(2, faults.faultsRaised(), where);
+            assertTrue(back.refusesChanges(), where);
+
+            // Power lost before any sync: everything lands but, again, the remainder's header.
+            crash.crashKeeping(at -> at != rSector);
+            Heap third = Heap.open(platter, opt, null);
+            assertEquals(note, third.headerAt(b).remainder, where + ": the header written back keeps the note");
+            java.nio.ByteBuffer p = HeapFixture.payload(502, 30_000);
+            live.put(third.allocate(p), p); // splits B: the note check writes the remainder again
+            assertTrue(third.headerAt(r) != null, where + ": the remainder is back");
+            third.coalesce();
+            HeapVerifyReport report = third.verify();
+            assertEquals(0, report.leakedBlocks(), where + ": " + report);
+            for (Map.Entry<Long, java.nio.ByteBuffer> e : live.entrySet()) {
+                assertEquals(e.getValue(), third.read(e.getKey()), where + ": block " + e.getKey());
+            }
+        }
+    }
+
     /** Places {@code request} bytes with {@link Heap#allocate}, or with {@code -1} a batch of four. */
     private static long[] place(Heap h, int request) {
         if (request > 0) {

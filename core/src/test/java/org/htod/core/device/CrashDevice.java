@@ -281,6 +281,33 @@ public final class CrashDevice implements BlockDevice {
         return new CrashReport(n, kept, wholeDecided - kept, unitsKept, unitsDropped);
     }
 
+    /**
+     * Loses power keeping exactly the pending bytes whose tear unit {@code keep} accepts (by the
+     * unit's absolute offset), in the order they were written: one crash state, chosen by a test
+     * that needs it, among those {@link #crash(long)} may pick.
+     */
+    public synchronized CrashReport crashKeeping(java.util.function.LongPredicate keep) {
+        int n = pending.size();
+        int unitsKept = 0;
+        int unitsDropped = 0;
+        for (Pending p : pending) {
+            long end = p.pos + p.data.length;
+            for (long from = p.pos; from < end;) {
+                long to = Math.min(end, (from / tearUnit + 1) * tearUnit);
+                if (keep.test(from / tearUnit * tearUnit)) {
+                    below.write(from, ByteBuffer.wrap(p.data, (int) (from - p.pos), (int) (to - from)));
+                    unitsKept++;
+                } else {
+                    unitsDropped++;
+                }
+                from = to;
+            }
+        }
+        pending.clear();
+        closed = true;
+        return new CrashReport(n, 0, 0, unitsKept, unitsDropped);
+    }
+
     @Override
     public synchronized long size() {
         ensureOpen();
