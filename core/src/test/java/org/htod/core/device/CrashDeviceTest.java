@@ -201,6 +201,23 @@ class CrashDeviceTest {
         }
     }
 
+    /** A chosen crash: exactly the tear units named survive, of each pending write, in write order. */
+    @Test
+    void aChosenCrashKeepsExactlyTheSectorsNamed() {
+        MemoryDevice disk = new MemoryDevice();
+        CrashDevice dev = new CrashDevice(disk);
+        dev.write(0, filled(4 * SECTOR, 1));
+        dev.sync();
+        dev.write(0, filled(3 * SECTOR, 2)); // sectors 0, 1, 2
+        dev.write(SECTOR + 100, filled(SECTOR, 3)); // parts of sectors 1 and 2, after the first
+        dev.crashKeeping(at -> at != 2 * SECTOR);
+        assertArrayEquals(filled(SECTOR, 2).array(), bytes(disk, 0, SECTOR));
+        assertArrayEquals(filled(100, 2).array(), bytes(disk, SECTOR, 100));
+        assertArrayEquals(filled(SECTOR - 100, 3).array(), bytes(disk, SECTOR + 100, SECTOR - 100), "the later write wins");
+        assertArrayEquals(filled(2 * SECTOR, 1).array(), bytes(disk, 2 * SECTOR, 2 * SECTOR), "sector 2 kept nothing new");
+        assertThrows(StoreClosedException.class, dev::size, "a crashed device is closed");
+    }
+
     @Test
     void crashOutcomesVaryWithTheSeed() {
         boolean sawKept = false;
