@@ -21,23 +21,24 @@ import org.htod.core.device.MemoryDevice;
 import org.junit.jupiter.api.Test;
 
 /**
- * Writes and syncs that fail now and then, some after part of their bytes landed, and then a power
- * cut, through the public API at SYNC, ASYNC and NONE (with explicit syncs), in log mode and in
- * direct mode, for each storage method, with one writer or three. A failing write may be a
- * writer's (a group commit, an entry, a link) or a background thread's (the flusher's install or
- * checkpoint, ASYNC's sync), so the failures reach the log's healing, the flusher's retries and
- * the heap's undo. Between the faults a store goes on: an operation that fails leaves its keys
- * free to hold the old value or the new one. In log mode only until the next operation of the
- * same writer that returns, after which each of its keys must hold what its last returned
- * operation left: the log drops a failed record and overwrites what of it may have landed before
- * it takes the next. In direct mode until a later operation on the same key returns: a flush that
- * fails keeps its links and writes them with the next one, so a change told it failed may still
- * take effect. Without SYNC every write that returned before a {@code sync()} began must be
- * durable once that sync returns, even when an earlier sync failed (the log writes its records
- * again once it heals; a failed flush keeps its links); a write that failed may hold either way
- * until written again. Writers own disjoint keys, so these rules hold per writer while the others
- * run. A store that refuses changes after a fault (direct mode after a failed sync or free) ends
- * the point, as the power cut does. The store reopened on what the crash kept must hold what the
+ * Writes and syncs that fail now and then, some after part of their bytes landed, some as a
+ * disk that is full for the length of an operation, and then a power cut, through the public
+ * API at SYNC, ASYNC and NONE (with explicit syncs), in log mode and in direct mode, for each
+ * storage method, with one writer or three. A failing write may be a writer's (a group commit,
+ * an entry, a link) or a background thread's (the flusher's install or checkpoint, ASYNC's
+ * sync), so the failures reach the log's healing, the flusher's retries and the heap's undo.
+ * Between the faults a store goes on: an operation that fails leaves its keys free to hold the
+ * old value or the new one. In log mode only until the next operation of the same writer that
+ * returns, after which each of its keys must hold what its last returned operation left: the
+ * log drops a failed record and overwrites what of it may have landed before it takes the next.
+ * In direct mode until a later operation on the same key returns: a flush that fails keeps its
+ * links and writes them with the next one, so a change told it failed may still take effect.
+ * Without SYNC every write that returned before a {@code sync()} began must be durable once
+ * that sync returns, even when an earlier sync failed (the log writes its records again once it
+ * heals; a failed flush keeps its links); a write that failed may hold either way until written
+ * again. Writers own disjoint keys, so these rules hold per writer while the others run. A
+ * store that refuses changes after a fault (direct mode after a failed sync or free) ends the
+ * point, as the power cut does. The store reopened on what the crash kept must hold what the
  * model allows for every key, agree between lookups, iteration and size, and verify.
  */
 class FailedWritesCrashTest {
@@ -63,6 +64,7 @@ class FailedWritesCrashTest {
         assertTrue(tally.getOrDefault("NONE", 0) >= points / 10 && tally.getOrDefault("ASYNC", 0) >= points / 10,
                 "durability NONE and ASYNC: " + tally);
         assertTrue(tally.getOrDefault("3 writers", 0) >= points / 3, "several writers: " + tally);
+        assertTrue(tally.getOrDefault("disk full", 0) >= points / 4, "full disks: " + tally);
     }
 
     /**
@@ -75,7 +77,7 @@ class FailedWritesCrashTest {
     void pointsThatOnceFailedStillPass() {
         long seed = 4195876767L;
         try {
-            point(seed, new TreeMap<>());
+            point(seed, new TreeMap<>(), false);
         } catch (Throwable e) {
             throw new AssertionError("seed=" + seed + ": " + e, e);
         }
@@ -184,9 +186,15 @@ class FailedWritesCrashTest {
         final Durability durability;
         final Model model;
         final AtomicInteger failedOps = new AtomicInteger();
+        final AtomicInteger diskFulls = new AtomicInteger();
         final AtomicBoolean wentOn = new AtomicBoolean();
         /** Set when a writer met a refusal: the store takes no more changes, the point ends. */
         final AtomicBoolean refused = new AtomicBoolean();
+        /**
+         * Turns some write faults into a full disk, from the armed write until writer 0's
+         * operation ends; null leaves them I/O errors, as the points that once failed had them.
+         */
+        SplittableRandom diskFull;
 
         Point(HtodStore store, HtodMap<String, String> m, CrashDevice dev, FaultyDevice faults, Durability durability,
                 Model model) {
@@ -200,6 +208,10 @@ class FailedWritesCrashTest {
     }
 
     private static void point(long seed, Map<String, Integer> tally) {
+        point(seed, tally, true);
+    }
+
+    private static void point(long seed, Map<String, Integer> tally, boolean diskFull) {
         SplittableRandom r = new SplittableRandom(seed);
         StorageMethod method = StorageMethod.values()[(int) (seed % 3)];
         boolean direct = seed / 3 % 2 == 1;
@@ -216,6 +228,7 @@ class FailedWritesCrashTest {
         dev.armPowerCut(1 + r.nextInt(1500), Counting.WRITES_AND_SYNCS, CutWrite.IN_FLIGHT);
         Point p = new Point(store, m, dev, faults, durability,
                 new Model(writers, !direct, durability == Durability.SYNC));
+        p.diskFull = diskFull ? new SplittableRandom(~seed) : null; // its own draws: r's stay as they were
         if (writers == 1) {
             write(p, 0, r);
         } else {
@@ -262,6 +275,7 @@ class FailedWritesCrashTest {
         tally.merge(writers + (writers == 1 ? " writer" : " writers"), 1, Integer::sum);
         tally.merge(end, 1, Integer::sum);
         tally.merge("failed operation", p.failedOps.get(), Integer::sum);
+        tally.merge("disk full", p.diskFulls.get(), Integer::sum);
         if (p.wentOn.get()) {
             tally.merge("went on after a fault", 1, Integer::sum);
         }
@@ -292,6 +306,9 @@ class FailedWritesCrashTest {
                 int landing = new int[] {0, 512, Integer.MAX_VALUE}[r.nextInt(3)];
                 if (r.nextInt(4) == 0) {
                     p.faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+                } else if (p.diskFull != null && p.diskFull.nextInt(3) == 0) {
+                    p.faults.failWrite(1 + r.nextInt(3), FaultyDevice.Fault.DISK_FULL, true);
+                    p.diskFulls.incrementAndGet();
                 } else {
                     p.faults.failWriteAfter(1 + r.nextInt(3), landing);
                 }
