@@ -24,22 +24,24 @@ import org.junit.jupiter.api.Test;
  * Writes and syncs that fail now and then, some after part of their bytes landed, some as a
  * disk that is full for the length of an operation, and then a power cut, through the public
  * API at SYNC, ASYNC and NONE (with explicit syncs), in log mode and in direct mode, for each
- * storage method, with one writer or three. A failing write may be a writer's (a group commit,
- * an entry, a link) or a background thread's (the flusher's install or checkpoint, ASYNC's
- * sync), so the failures reach the log's healing, the flusher's retries and the heap's undo.
- * Between the faults a store goes on: an operation that fails leaves its keys free to hold the
- * old value or the new one. In log mode only until the next operation of the same writer that
- * returns, after which each of its keys must hold what its last returned operation left: the
- * log drops a failed record and overwrites what of it may have landed before it takes the next.
- * In direct mode until a later operation on the same key returns: a flush that fails keeps its
- * links and writes them with the next one, so a change told it failed may still take effect.
- * Without SYNC every write that returned before a {@code sync()} began must be durable once
- * that sync returns, even when an earlier sync failed (the log writes its records again once it
- * heals; a failed flush keeps its links); a write that failed may hold either way until written
- * again. Writers own disjoint keys, so these rules hold per writer while the others run. A
- * store that refuses changes after a fault (direct mode after a failed sync or free) ends the
- * point, as the power cut does. The store reopened on what the crash kept must hold what the
- * model allows for every key, agree between lookups, iteration and size, and verify.
+ * storage method, with one writer or three; in log mode half the batches are one {@link
+ * WriteBatch}, which must show after the crash all or none, the rest {@code putAll}. A failing
+ * write may be a writer's (a group commit, an entry, a link) or a background thread's (the
+ * flusher's install or checkpoint, ASYNC's sync), so the failures reach the log's healing, the
+ * flusher's retries and the heap's undo. Between the faults a store goes on: an operation that
+ * fails leaves its keys free to hold the old value or the new one. In log mode only until the
+ * next operation of the same writer that returns, after which each of its keys must hold what
+ * its last returned operation left: the log drops a failed record and overwrites what of it may
+ * have landed before it takes the next. In direct mode until a later operation on the same key
+ * returns: a flush that fails keeps its links and writes them with the next one, so a change
+ * told it failed may still take effect. Without SYNC every write that returned before a {@code
+ * sync()} began must be durable once that sync returns, even when an earlier sync failed (the
+ * log writes its records again once it heals; a failed flush keeps its links); a write that
+ * failed may hold either way until written again. Writers own disjoint keys, so these rules
+ * hold per writer while the others run. A store that refuses changes after a fault (direct mode
+ * after a failed sync or free) ends the point, as the power cut does. The store reopened on
+ * what the crash kept must hold what the model allows for every key, agree between lookups,
+ * iteration and size, and verify.
  */
 class FailedWritesCrashTest {
     private static final int KEYS = 120;
@@ -65,6 +67,7 @@ class FailedWritesCrashTest {
                 "durability NONE and ASYNC: " + tally);
         assertTrue(tally.getOrDefault("3 writers", 0) >= points / 3, "several writers: " + tally);
         assertTrue(tally.getOrDefault("disk full", 0) >= points / 4, "full disks: " + tally);
+        assertTrue(tally.getOrDefault("write batch", 0) >= points, "write batches: " + tally);
     }
 
     /**
@@ -104,6 +107,12 @@ class FailedWritesCrashTest {
         final Set<String> running = new HashSet<>();
         /** Per key, how many operations began on it: a sync settles a key only if none began during it. */
         final Map<String, Integer> begun = new HashMap<>();
+        /**
+         * Per writer, its last {@link WriteBatch} while none of its keys was written again: the
+         * keys whose new state (a value, or {@link #ABSENT}) no earlier write could have left, and
+         * that state. After a crash they show it all or none.
+         */
+        final Map<Integer, Map<String, String>> lastBatch = new HashMap<>();
 
         Model(int writers, boolean settlesAll, boolean syncEach) {
             this.writers = writers;
@@ -117,6 +126,10 @@ class FailedWritesCrashTest {
 
         @Override
         synchronized void begin(String k, String v) {
+            Map<String, String> b = lastBatch.get(owner(k));
+            if (b != null && b.containsKey(k)) {
+                lastBatch.remove(owner(k)); // written again: all or none no longer shows
+            }
             super.begin(k, v);
             running.add(k);
             begun.merge(k, 1, Integer::sum);
@@ -125,6 +138,41 @@ class FailedWritesCrashTest {
         @Override
         synchronized void acked(String k, String v) {
             super.acked(k, v);
+        }
+
+        /** Writer {@code w} is about to commit {@code batch} (null values: removes) as one {@link WriteBatch}. */
+        synchronized void batchBegins(int w, Map<String, String> batch) {
+            Map<String, String> telling = new HashMap<>();
+            batch.forEach((k, v) -> {
+                String now = v == null ? ABSENT : v;
+                if (!allowsNow(k, now)) {
+                    telling.put(k, now);
+                }
+            });
+            batch.forEach(this::begin);
+            lastBatch.put(w, telling);
+        }
+
+        private boolean allowsNow(String k, String v) {
+            Set<String> s = since.get(k);
+            return s != null ? s.contains(v) : v.equals(acked.getOrDefault(k, ABSENT));
+        }
+
+        /** Each writer's last batch shows in {@code m} all or none. */
+        void checkBatches(HtodMap<String, String> m, String context) {
+            lastBatch.forEach((w, b) -> {
+                Map<String, String> shown = new HashMap<>();
+                b.forEach((k, v) -> {
+                    String f = m.get(k);
+                    if (v.equals(f == null ? ABSENT : f)) {
+                        shown.put(k, v);
+                    }
+                });
+                if (!shown.isEmpty() && shown.size() < b.size()) {
+                    throw new AssertionError("writer " + w + "'s last batch is partly visible: " + shown + " of " + b
+                            + " (" + context + ")");
+                }
+            });
         }
 
         /** Writer {@code w}'s operation on {@code keys} returned. */
@@ -187,6 +235,7 @@ class FailedWritesCrashTest {
         final Model model;
         final AtomicInteger failedOps = new AtomicInteger();
         final AtomicInteger diskFulls = new AtomicInteger();
+        final AtomicInteger writeBatches = new AtomicInteger();
         final AtomicBoolean wentOn = new AtomicBoolean();
         /** Set when a writer met a refusal: the store takes no more changes, the point ends. */
         final AtomicBoolean refused = new AtomicBoolean();
@@ -195,6 +244,8 @@ class FailedWritesCrashTest {
          * operation ends; null leaves them I/O errors, as the points that once failed had them.
          */
         SplittableRandom diskFull;
+        /** Log mode: makes half the batches one {@link WriteBatch} (with a removal), else {@code putAll}; null in direct mode. */
+        SplittableRandom batches;
 
         Point(HtodStore store, HtodMap<String, String> m, CrashDevice dev, FaultyDevice faults, Durability durability,
                 Model model) {
@@ -229,6 +280,7 @@ class FailedWritesCrashTest {
         Point p = new Point(store, m, dev, faults, durability,
                 new Model(writers, !direct, durability == Durability.SYNC));
         p.diskFull = diskFull ? new SplittableRandom(~seed) : null; // its own draws: r's stay as they were
+        p.batches = direct ? null : new SplittableRandom(seed * 31 + 7);
         if (writers == 1) {
             write(p, 0, r);
         } else {
@@ -276,6 +328,7 @@ class FailedWritesCrashTest {
         tally.merge(end, 1, Integer::sum);
         tally.merge("failed operation", p.failedOps.get(), Integer::sum);
         tally.merge("disk full", p.diskFulls.get(), Integer::sum);
+        tally.merge("write batch", p.writeBatches.get(), Integer::sum);
         if (p.wentOn.get()) {
             tally.merge("went on after a fault", 1, Integer::sum);
         }
@@ -287,8 +340,11 @@ class FailedWritesCrashTest {
         }
         try (HtodStore again = TestStores.small(disk.reopen()).durability(durability).directMode(direct).open()) {
             TestStores.verify(again);
-            p.model.check(again.map("f", Codec.string(), Codec.string()), KEYS, method
-                    + (direct ? ", direct mode, " : ", log mode, ") + durability + ", " + writers + " writer(s), " + end);
+            String context = method + (direct ? ", direct mode, " : ", log mode, ") + durability + ", " + writers
+                    + " writer(s), " + end;
+            HtodMap<String, String> m2 = again.map("f", Codec.string(), Codec.string());
+            p.model.checkBatches(m2, context);
+            p.model.check(m2, KEYS, context);
         }
     }
 
@@ -318,6 +374,7 @@ class FailedWritesCrashTest {
             int kind = r.nextInt(p.durability == Durability.SYNC ? 10 : 11);
             Set<String> keys = new HashSet<>();
             Map<String, Integer> settles = null;
+            boolean atomic = false;
             try {
                 if (kind < 6) {
                     keys.add(k);
@@ -335,8 +392,26 @@ class FailedWritesCrashTest {
                         batch.put("k" + (w + writers * r.nextInt(KEYS / writers)), v + i);
                     }
                     keys.addAll(batch.keySet());
-                    batch.forEach(p.model::begin);
-                    p.m.putAll(batch);
+                    atomic = p.batches != null && p.batches.nextInt(2) == 0;
+                    if (atomic) {
+                        String removed = batch.keySet().iterator().next();
+                        batch.put(removed, null);
+                        p.model.batchBegins(w, batch);
+                        p.writeBatches.incrementAndGet();
+                        try (WriteBatch b = p.store.batch()) {
+                            batch.forEach((bk, bv) -> {
+                                if (bv == null) {
+                                    b.remove(p.m, bk);
+                                } else {
+                                    b.put(p.m, bk, bv);
+                                }
+                            });
+                            b.commit();
+                        }
+                    } else {
+                        batch.forEach(p.model::begin);
+                        p.m.putAll(batch);
+                    }
                     batch.forEach(p.model::acked);
                 } else {
                     settles = p.model.syncing();
@@ -348,7 +423,8 @@ class FailedWritesCrashTest {
                     p.wentOn.set(true); // a fault met elsewhere (the flusher), or healed inside this call
                 }
             } catch (HtodException e) {
-                p.model.failed(keys, kind >= 8 || p.durability != Durability.SYNC);
+                // a putAll is not atomic: a part of it may be durable; a WriteBatch is all or none
+                p.model.failed(keys, (kind >= 8 && !atomic) || p.durability != Durability.SYNC);
                 if (p.dev.powerCut()) {
                     return;
                 }
