@@ -24,24 +24,25 @@ import org.junit.jupiter.api.Test;
  * Writes and syncs that fail now and then, some after part of their bytes landed, some as a
  * disk that is full for the length of an operation, and then a power cut, through the public
  * API at SYNC, ASYNC and NONE (with explicit syncs), in log mode and in direct mode, for each
- * storage method, with one writer or three; in log mode half the batches are one {@link
- * WriteBatch}, which must show after the crash all or none, the rest {@code putAll}. A failing
- * write may be a writer's (a group commit, an entry, a link) or a background thread's (the
- * flusher's install or checkpoint, ASYNC's sync), so the failures reach the log's healing, the
- * flusher's retries and the heap's undo. Between the faults a store goes on: an operation that
- * fails leaves its keys free to hold the old value or the new one. In log mode only until the
- * next operation of the same writer that returns, after which each of its keys must hold what
- * its last returned operation left: the log drops a failed record and overwrites what of it may
- * have landed before it takes the next. In direct mode until a later operation on the same key
- * returns: a flush that fails keeps its links and writes them with the next one, so a change
- * told it failed may still take effect. Without SYNC every write that returned before a {@code
- * sync()} began must be durable once that sync returns, even when an earlier sync failed (the
- * log writes its records again once it heals; a failed flush keeps its links); a write that
- * failed may hold either way until written again. Writers own disjoint keys, so these rules
- * hold per writer while the others run. A store that refuses changes after a fault (direct mode
- * after a failed sync or free) ends the point, as the power cut does. The store reopened on
- * what the crash kept must hold what the model allows for every key, agree between lookups,
- * iteration and size, and verify.
+ * storage method, with one writer or three, over 120 keys or 1,200 (the table doubles up to
+ * 4,096 buckets, in steps of 8 buckets, while faults come); in log mode half the batches are
+ * one {@link WriteBatch}, which must show after the crash all or none, the rest {@code putAll}.
+ * A failing write may be a writer's (a group commit, an entry, a link) or a background thread's
+ * (the flusher's install or checkpoint, ASYNC's sync), so the failures reach the log's healing,
+ * the flusher's retries and the heap's undo. Between the faults a store goes on: an operation
+ * that fails leaves its keys free to hold the old value or the new one. In log mode only until
+ * the next operation of the same writer that returns, after which each of its keys must hold
+ * what its last returned operation left: the log drops a failed record and overwrites what of
+ * it may have landed before it takes the next. In direct mode until a later operation on the
+ * same key returns: a flush that fails keeps its links and writes them with the next one, so a
+ * change told it failed may still take effect. Without SYNC every write that returned before a
+ * {@code sync()} began must be durable once that sync returns, even when an earlier sync failed
+ * (the log writes its records again once it heals; a failed flush keeps its links); a write
+ * that failed may hold either way until written again. Writers own disjoint keys, so these
+ * rules hold per writer while the others run. A store that refuses changes after a fault
+ * (direct mode after a failed sync or free) ends the point, as the power cut does. The store
+ * reopened on what the crash kept must hold what the model allows for every key, agree between
+ * lookups, iteration and size, and verify.
  */
 class FailedWritesCrashTest {
     private static final int KEYS = 120;
@@ -68,6 +69,7 @@ class FailedWritesCrashTest {
         assertTrue(tally.getOrDefault("3 writers", 0) >= points / 3, "several writers: " + tally);
         assertTrue(tally.getOrDefault("disk full", 0) >= points / 4, "full disks: " + tally);
         assertTrue(tally.getOrDefault("write batch", 0) >= points, "write batches: " + tally);
+        assertTrue(tally.getOrDefault(10 * KEYS + " keys", 0) >= points / 3, "large key spaces: " + tally);
     }
 
     /**
@@ -232,6 +234,8 @@ class FailedWritesCrashTest {
         final CrashDevice dev;
         final FaultyDevice faults;
         final Durability durability;
+        /** Keys {@code k0} to {@code k(keys-1)}, {@link #KEYS} or ten times as many (the table doubles more). */
+        final int keys;
         final Model model;
         final AtomicInteger failedOps = new AtomicInteger();
         final AtomicInteger diskFulls = new AtomicInteger();
@@ -248,8 +252,9 @@ class FailedWritesCrashTest {
         SplittableRandom batches;
 
         Point(HtodStore store, HtodMap<String, String> m, CrashDevice dev, FaultyDevice faults, Durability durability,
-                Model model) {
+                int keys, Model model) {
             this.store = store;
+            this.keys = keys;
             this.m = m;
             this.dev = dev;
             this.faults = faults;
@@ -262,7 +267,12 @@ class FailedWritesCrashTest {
         point(seed, tally, true);
     }
 
-    private static void point(long seed, Map<String, Integer> tally, boolean diskFull) {
+    /**
+     * One point; {@code later} adds what the test gained after the pinned points failed (full
+     * disks, a key space that doubles the table several times, doublings in small steps), from
+     * draws of their own, so that a pinned point without them runs as it did.
+     */
+    private static void point(long seed, Map<String, Integer> tally, boolean later) {
         SplittableRandom r = new SplittableRandom(seed);
         StorageMethod method = StorageMethod.values()[(int) (seed % 3)];
         boolean direct = seed / 3 % 2 == 1;
@@ -273,13 +283,19 @@ class FailedWritesCrashTest {
         CrashDevice dev = new CrashDevice(disk);
         FaultyDevice faults = new FaultyDevice(dev);
         // ASYNC's background syncs come every millisecond, to meet the faults and the cut
-        HtodStore store = TestStores.small(faults).storageMethod(method).durability(durability).directMode(direct)
-                .syncInterval(Duration.ofMillis(1)).open();
+        Htod.Builder b = TestStores.small(faults).storageMethod(method).durability(durability).directMode(direct)
+                .syncInterval(Duration.ofMillis(1));
+        int keys = KEYS;
+        if (later) {
+            keys = new SplittableRandom(seed + 0x5EED).nextBoolean() ? 10 * KEYS : KEYS;
+            b = LayerAccess.doublingMinBatch(b, 8);
+        }
+        HtodStore store = b.open();
         HtodMap<String, String> m = store.map("f", Codec.string(), Codec.string());
         dev.armPowerCut(1 + r.nextInt(1500), Counting.WRITES_AND_SYNCS, CutWrite.IN_FLIGHT);
-        Point p = new Point(store, m, dev, faults, durability,
+        Point p = new Point(store, m, dev, faults, durability, keys,
                 new Model(writers, !direct, durability == Durability.SYNC));
-        p.diskFull = diskFull ? new SplittableRandom(~seed) : null; // its own draws: r's stay as they were
+        p.diskFull = later ? new SplittableRandom(~seed) : null; // its own draws: r's stay as they were
         p.batches = direct ? null : new SplittableRandom(seed * 31 + 7);
         if (writers == 1) {
             write(p, 0, r);
@@ -326,6 +342,7 @@ class FailedWritesCrashTest {
         tally.merge(durability.name(), 1, Integer::sum);
         tally.merge(writers + (writers == 1 ? " writer" : " writers"), 1, Integer::sum);
         tally.merge(end, 1, Integer::sum);
+        tally.merge(keys + " keys", 1, Integer::sum);
         tally.merge("failed operation", p.failedOps.get(), Integer::sum);
         tally.merge("disk full", p.diskFulls.get(), Integer::sum);
         tally.merge("write batch", p.writeBatches.get(), Integer::sum);
@@ -344,7 +361,7 @@ class FailedWritesCrashTest {
                     + " writer(s), " + end;
             HtodMap<String, String> m2 = again.map("f", Codec.string(), Codec.string());
             p.model.checkBatches(m2, context);
-            p.model.check(m2, KEYS, context);
+            p.model.check(m2, keys, context);
         }
     }
 
@@ -369,7 +386,7 @@ class FailedWritesCrashTest {
                     p.faults.failWriteAfter(1 + r.nextInt(3), landing);
                 }
             }
-            String k = "k" + (w + writers * r.nextInt(KEYS / writers));
+            String k = "k" + (w + writers * r.nextInt(p.keys / writers));
             String v = prefix + op + "-" + "x".repeat(r.nextInt(4) == 0 ? 700 : 3);
             int kind = r.nextInt(p.durability == Durability.SYNC ? 10 : 11);
             Set<String> keys = new HashSet<>();
@@ -389,7 +406,7 @@ class FailedWritesCrashTest {
                 } else if (kind < 10) {
                     Map<String, String> batch = new HashMap<>();
                     for (int i = 0; i < 6; i++) {
-                        batch.put("k" + (w + writers * r.nextInt(KEYS / writers)), v + i);
+                        batch.put("k" + (w + writers * r.nextInt(p.keys / writers)), v + i);
                     }
                     keys.addAll(batch.keySet());
                     atomic = p.batches != null && p.batches.nextInt(2) == 0;
