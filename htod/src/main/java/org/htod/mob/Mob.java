@@ -373,6 +373,23 @@ final class Mob {
         notifyAll();
     }
 
+    /**
+     * A failed log write dropped the key's records from {@code from} on, and its state was logged
+     * again at {@code lsn}. The log lays out anew what follows {@code from}, so a position there
+     * no longer holds a record of this key, nor need it hold a record at all: those the key kept
+     * are the new one's, and the log is kept from a position before its first record, as a
+     * checkpoint that names one where no record begins cannot be replayed. The caller holds the
+     * key's stripe lock; the flusher has not taken the key.
+     */
+    void relogged(Pending p, long from, long lsn) {
+        p.lastLsn = lsn;
+        if (p.firstLsn >= from) {
+            queue.remove(p);
+            p.firstLsn = lsn;
+            queue.add(p);
+        }
+    }
+
     /** The install of a key taken by the flusher failed: it stays, as it is, for the next one. */
     void abandoned(Pending p) {
         p.taken = -1;

@@ -526,7 +526,7 @@ public final class WriteLayer {
                         ReentrantLock l = mob.lock(p.tableId, p.hash);
                         l.lock();
                         try {
-                            mob.put(p.tableId, p.key, p.hash, v, a.lsn(), p.inTable);
+                            mob.relogged(p, from, a.lsn());
                         } finally {
                             l.unlock();
                         }
