@@ -36,6 +36,9 @@ import org.htod.core.device.BlockDevice;
  * When every record before the group is durable, the write is a {@link
  * BlockDevice#writeDurable} and stands for the sync: on a file, it waits for the log's own
  * frames only, not for every page of the file the flusher has written since the last sync.
+ * Records appended past {@link #WRITE_AHEAD} bytes with no one waiting (at ASYNC and NONE) go
+ * out the same way, as one durable write: every record written is durable but those of the write
+ * in progress, so a failure drops exactly the records past the durable position.
  * A record appended as naming other writes (a value its writer placed in the heap) has its
  * write sync the device first, so that what it names is durable before any frame of it.
  * A write restarts in the middle of a frame when the previous one ended there: the frame is
@@ -260,13 +263,17 @@ public final class Log {
         return append(type, payload, reserve, namesOtherWrites);
     }
 
-    /** Bytes appended but not yet written beyond which an appender writes them (no sync): memory stays bounded at NONE. */
+    /** Bytes appended but not yet written beyond which an appender writes them: memory stays bounded at NONE. */
     static final int WRITE_AHEAD = 1 << 20;
 
     /**
-     * Writes the records appended so far, without a sync, when they exceed {@link #WRITE_AHEAD}
-     * bytes and no write is in progress: what no one waits to be durable (at ASYNC and NONE) then
-     * waits on the device rather than in memory. The next group commit's sync covers them.
+     * Writes the records appended so far when they exceed {@link #WRITE_AHEAD} bytes and no write
+     * is in progress: what no one waits to be durable (at ASYNC and NONE) then waits on the device
+     * rather than in memory. As one durable write, as a group commit's: so every record written is
+     * durable but those of a write in progress, and a failure drops exactly the records past the
+     * durable position. Written without a sync, records ahead of a commit that failed stayed in the
+     * log, since a heal rewrites only from the failed write on, while their waiters (the flusher's,
+     * for an install) were told they were dropped, and logged them again.
      *
      * @throws HtodException if the write fails: the records from there on are dropped, as for a
      *     failed group commit
@@ -293,18 +300,17 @@ public final class Log {
             pending = takeSpare(PENDING);
             pendingFrom = to;
         }
-        writeTaken(batch, from, to, base, e, false, namesOther);
+        writeTaken(batch, from, to, base, e, namesOther);
     }
 
     /**
      * The leader's write of the records it took, {@code [from, to)}, sealed against the durable
-     * position {@code base}, in frames of epoch {@code frameEpoch}, then a sync if {@code sync};
-     * gives the leadership back. If {@code namesOther} (a record names data written outside the
+     * position {@code base}, in frames of epoch {@code frameEpoch}, made durable; gives the
+     * leadership back. If {@code namesOther} (a record names data written outside the
      * log), the device is synced before the frames are written. A failure drops the records from
      * {@code from} on (see {@link #fail}).
      */
-    private void writeTaken(ByteBuffer batch, long from, long to, long base, long frameEpoch, boolean sync,
-            boolean namesOther) {
+    private void writeTaken(ByteBuffer batch, long from, long to, long base, long frameEpoch, boolean namesOther) {
         boolean ok = false;
         try {
             if (namesOther) {
@@ -316,14 +322,14 @@ public final class Log {
             }
             Records.seal(batch, from, base, regionSize);
             frames.formatAhead(to);
-            // When everything before from is durable already, these frames are all a sync must
-            // cover: written through (BlockDevice.writeDurable), the commit waits for them alone,
-            // not for the pages the flusher's installs dirtied since the last sync. Records written
-            // ahead without a sync (at NONE) take the sync of the whole device (as do frames split
-            // at the lap's end, in FrameWriter.writeOut).
-            boolean through = sync && base == from;
+            // When everything before from is durable already (always, as every write of records
+            // is durable), these frames are all a sync must cover: written through
+            // (BlockDevice.writeDurable), the commit waits for them alone, not for the pages the
+            // flusher's installs dirtied since the last sync. Frames split at the lap's end take
+            // the sync of the whole device (FrameWriter.writeOut).
+            boolean through = base == from;
             ByteBuffer stream = frames.writeFrames(from, batch, frameEpoch, through);
-            if (sync && !through) {
+            if (!through) {
                 dev.sync();
             }
             ok = true;
@@ -342,9 +348,7 @@ public final class Log {
                 }
                 if (ok) {
                     written = Math.max(written, to);
-                    if (sync) {
-                        durable = Math.max(durable, to);
-                    }
+                    durable = Math.max(durable, to);
                 }
                 notifyAll(); // those waiting for room, or for the leader to finish (heal)
                 woken = waiters.wake(durable, generation, true, unusable());
@@ -616,7 +620,7 @@ public final class Log {
                 recordsInPending = 0;
             }
             long t0 = System.nanoTime();
-            writeTaken(batch, from, to, base, e, true, namesOther);
+            writeTaken(batch, from, to, base, e, namesOther);
             long took = System.nanoTime() - t0;
             long avg = commitNanos;
             commitNanos = avg == 0 ? took : (7 * avg + took) / 8; // a racing leader's update may be lost: it is an estimate
