@@ -205,37 +205,20 @@ public final class LoggedOpen {
         PlacedValues.Settled placed = PlacedValues.settle(heap, data, name);
 
         // Redo the installs after the checkpoint: the heap's allocations and frees, the tables'
-        // states, and the links (but not into a block a later record frees: it may be reused).
-        Map<Long, Integer> lastFree = new HashMap<>();
-        for (int i = 0; i < installs.size(); i++) {
-            for (long f : installs.get(i).frees()) {
-                lastFree.put(heap.address(f), i);
-            }
-        }
+        // states, and the links that still hold (linksToRedo).
         HeapReplay replay = new HeapReplay(heap);
-        Map<Long, InstallRecord.LinkWrite> links = new LinkedHashMap<>();
-        for (int i = 0; i < installs.size(); i++) {
-            InstallRecord ir = installs.get(i);
+        for (InstallRecord ir : installs) {
             for (long a : ir.allocs()) {
                 replay.claim(a);
             }
             for (long f : ir.frees()) {
                 replay.release(f);
             }
-            for (InstallRecord.LinkWrite l : ir.links()) {
-                Integer freedAt = lastFree.get(heap.address(l.block()));
-                if (freedAt == null || freedAt < i) {
-                    links.put(heap.address(l.block()) + l.offset(), l);
-                } else {
-                    links.remove(heap.address(l.block()) + l.offset());
-                }
-            }
             for (InstallRecord.TableState st : ir.tables()) {
                 states.put(st.tableId(), st);
             }
         }
-        // A link into a block freed later was dropped above when met; one freed before it was met
-        // is from a later reuse and stays.
+        Map<Long, InstallRecord.LinkWrite> links = linksToRedo(installs, heap::address);
         // A placed value's block no install recorded is free to the replay: taken back, unrecorded.
         for (PlacedValues.Logged d : data) {
             for (int i = 0; i < d.ops().size(); i++) {
@@ -293,5 +276,43 @@ public final class LoggedOpen {
         Facts f = new Facts("log", sb.clean(), Duration.ofNanos(System.nanoTime() - t0), bytesRead, data.size(),
                 installs.size(), rc[0], rc[1], links.size(), keys, placed.values().size(), placed.bytesRead(), stop);
         return new Opened(layer, f, null);
+    }
+
+    /**
+     * The link writes of {@code installs} (in log order) a replay redoes, the latest per place
+     * (keyed by the device address of the link, {@code address} giving a handle's): not a link
+     * into a block a later record frees (the block may be reused), nor into one a later record
+     * allocates. That allocation wrote the block whole, so a link recorded before it is into the
+     * block's earlier entry: a commit that follows one whose link writes failed records those
+     * links again, after the record that freed their blocks, and redone they would overwrite the
+     * next link of the block's new entry. A link into a block freed before its record and not
+     * allocated since is kept: it is into a free block, and harms nothing.
+     */
+    static Map<Long, InstallRecord.LinkWrite> linksToRedo(List<InstallRecord> installs,
+            java.util.function.LongUnaryOperator address) {
+        Map<Long, Integer> lastFree = new HashMap<>();
+        Map<Long, Integer> lastAlloc = new HashMap<>();
+        for (int i = 0; i < installs.size(); i++) {
+            for (long f : installs.get(i).frees()) {
+                lastFree.put(address.applyAsLong(f), i);
+            }
+            for (long a : installs.get(i).allocs()) {
+                lastAlloc.put(address.applyAsLong(a), i);
+            }
+        }
+        Map<Long, InstallRecord.LinkWrite> links = new LinkedHashMap<>();
+        for (int i = 0; i < installs.size(); i++) {
+            for (InstallRecord.LinkWrite l : installs.get(i).links()) {
+                long block = address.applyAsLong(l.block());
+                Integer freedAt = lastFree.get(block);
+                Integer allocatedAt = lastAlloc.get(block);
+                if ((freedAt == null || freedAt < i) && (allocatedAt == null || allocatedAt <= i)) {
+                    links.put(block + l.offset(), l);
+                } else {
+                    links.remove(block + l.offset());
+                }
+            }
+        }
+        return links;
     }
 }

@@ -1,0 +1,75 @@
+package org.htod.mob;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.htod.table.InstallRecord;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Which link writes of the install records after a checkpoint a replay redoes
+ * ({@link LoggedOpen#linksToRedo}): a link is redone only into the entry that holds its block at
+ * the end of the log. Blocks are named by address here (handle = address).
+ */
+class ReplayLinksTest {
+    private static final long A = 4096;
+    private static final long B = 8192;
+
+    /** One install record: its allocations, its frees, and links into {@code next} of the blocks given, value 1. */
+    private static InstallRecord record(long[] allocs, long[] frees, long... linksInto) {
+        ByteBuffer b = ByteBuffer.allocate(16 + 8 * allocs.length + 8 * frees.length + 28 * linksInto.length);
+        b.putInt(allocs.length);
+        for (long a : allocs) {
+            b.putLong(a);
+        }
+        b.putInt(frees.length);
+        for (long f : frees) {
+            b.putLong(f);
+        }
+        b.putInt(linksInto.length);
+        for (long block : linksInto) {
+            b.putLong(block).putInt(0).putLong(1).putLong(0x5A17);
+        }
+        b.putInt(0);
+        return InstallRecord.decode(b.flip(), 0, "test");
+    }
+
+    private static Map<Long, InstallRecord.LinkWrite> redo(InstallRecord... records) {
+        return LoggedOpen.linksToRedo(new ArrayList<>(List.of(records)), h -> h);
+    }
+
+    private static final long[] NONE = {};
+
+    @Test
+    void aLinkIntoABlockALaterRecordFreesIsNotRedone() {
+        assertEquals(List.of(B), List.copyOf(redo(record(NONE, NONE, A, B), record(NONE, new long[] {A})).keySet()));
+    }
+
+    /**
+     * A commit whose link writes failed after its record was durable: the next commit records
+     * those links again (one into block A, which the first record unlinked and freed), then frees
+     * A; a later record allocates A for a new entry. Redone, the link would overwrite the new
+     * entry's next link with one checked against the old entry's head.
+     */
+    @Test
+    void aLinkIntoABlockALaterRecordAllocatesIsNotRedone() {
+        Map<Long, InstallRecord.LinkWrite> links = redo(record(NONE, new long[] {A}, A), record(NONE, NONE, A, B),
+                record(new long[] {A}, NONE));
+        assertEquals(List.of(B), List.copyOf(links.keySet()));
+    }
+
+    @Test
+    void aLinkIntoABlockAllocatedAtOrBeforeItsRecordIsRedone() {
+        assertEquals(List.of(A), List.copyOf(redo(record(new long[] {A}, NONE, A)).keySet()), "the same record");
+        assertEquals(List.of(A), List.copyOf(redo(record(NONE, new long[] {A}), record(new long[] {A}, NONE),
+                record(NONE, NONE, A)).keySet()), "a record after the block's reuse");
+    }
+
+    @Test
+    void aLinkIntoABlockFreedBeforeItAndNotReusedIsRedoneHarmlessly() {
+        assertEquals(List.of(A), List.copyOf(redo(record(NONE, new long[] {A}), record(NONE, NONE, A)).keySet()));
+    }
+}
