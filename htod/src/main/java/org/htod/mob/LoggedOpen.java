@@ -257,7 +257,7 @@ public final class LoggedOpen {
                     v = value == null ? new Mob.Value(new byte[0], op.expiry(), op.version())
                             : new Mob.Value(value, op.expiry(), op.version(), op.placed().block(), op.placed().headCrc());
                 }
-                mob.put(op.tableId(), op.key(), Hashing.hash(op.key()), v, d.lsn(), Mob.UNKNOWN);
+                mob.put(op.tableId(), op.key(), Hashing.hash(op.key()), v, d.lsn(), 0, Mob.UNKNOWN);
                 keys++;
             }
         }

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntConsumer;
 import org.htod.core.HtodException;
+import org.htod.core.log.Log;
 
 /**
  * The modified-object buffer (thesis 001): the changes the log holds and the tables do not yet,
@@ -227,10 +228,11 @@ final class Mob {
     }
 
     /**
-     * Records a change of a key, logged at {@code lsn}; the caller holds the key's stripe lock.
-     * {@code inTable} says whether the table holds an entry of the key, for a key new to the buffer.
+     * Records a change of a key, logged at {@code lsn} in the log's generation {@code generation}
+     * ({@link Log.Appended}); the caller holds the key's stripe lock. {@code inTable} says whether
+     * the table holds an entry of the key, for a key new to the buffer.
      */
-    void put(long tableId, byte[] key, long hash, Value v, long lsn, int inTable) {
+    void put(long tableId, byte[] key, long hash, Value v, long lsn, long generation, int inTable) {
         Key k = Key.of(tableId, key);
         Pending p = map.get(k);
         buffered.increment();
@@ -260,7 +262,7 @@ final class Mob {
         boolean firstSinceTaken = p.taken >= 0 && p.firstAfterTaken < 0;
         ReplacedBlocks onReplaced = replacedPlaced;
         if (onReplaced != null && old.placed != 0 && old.placed != v.placed && !firstSinceTaken) {
-            onReplaced.add(old.placed, lsn);
+            onReplaced.add(old.placed, lsn, generation);
         }
         p.current = v;
         p.lastLsn = Math.max(p.lastLsn, lsn);

@@ -17,7 +17,10 @@ import org.htod.core.log.Log;
 final class ReplacedBlocks {
     private final Heap heap;
     private final Log log;
-    /** Pairs of block and the position of the record that replaced it, in the order they came. Guarded by this. */
+    /**
+     * Per block: the block, the position of the record that replaced it and the log's generation
+     * it was appended in ({@link Log.Appended}), in the order they came. Guarded by this.
+     */
     private final ArrayDeque<long[]> waiting = new ArrayDeque<>();
     /** Entries in {@link #waiting}, read without the lock: a release with none waiting costs nothing. */
     private volatile int count;
@@ -29,9 +32,9 @@ final class ReplacedBlocks {
         this.log = log;
     }
 
-    /** {@code block}'s value was replaced by the change logged at {@code byRecordAt}. */
-    synchronized void add(long block, long byRecordAt) {
-        waiting.addLast(new long[] {block, byRecordAt});
+    /** {@code block}'s value was replaced by the change logged at {@code byRecordAt} in {@code generation}. */
+    synchronized void add(long block, long byRecordAt, long generation) {
+        waiting.addLast(new long[] {block, byRecordAt, generation});
         count = waiting.size();
         bytes += heap.blockSize(block);
     }
@@ -44,11 +47,13 @@ final class ReplacedBlocks {
         if (count == 0) {
             return;
         }
-        long durable = log.durable();
         List<Long> free = new ArrayList<>();
         synchronized (this) {
-            // A record is durable when the durable end lies past its start: ends fall between records.
-            while (!waiting.isEmpty() && waiting.peekFirst()[1] < durable) {
+            // Not by position alone: a failed log write drops the records past the durable end, and
+            // positions from there on hold other records once the log heals, so a dropped record's
+            // position may fall below the durable end while its change, logged again, is not
+            // durable (see relogged).
+            while (!waiting.isEmpty() && log.isDurable(waiting.peekFirst()[1], waiting.peekFirst()[2])) {
                 long b = waiting.pollFirst()[0];
                 free.add(b);
                 bytes -= heap.blockSize(b);
@@ -57,6 +62,20 @@ final class ReplacedBlocks {
         }
         for (long b : free) {
             heap.unrecorded().release(b);
+        }
+    }
+
+    /**
+     * After a failed log write, the changes it dropped were logged again, the last at {@code lsn}
+     * in {@code generation}: a block whose replacing record was dropped waits for that one, which
+     * follows its key's new record.
+     */
+    synchronized void relogged(long lsn, long generation) {
+        for (long[] w : waiting) {
+            if (w[2] != generation && !log.isDurable(w[1], w[2])) {
+                w[1] = lsn;
+                w[2] = generation;
+            }
         }
     }
 

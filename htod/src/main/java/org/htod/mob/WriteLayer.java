@@ -273,7 +273,7 @@ public final class WriteLayer {
                     // Should the wait fail, a placed block stays allocated (unrecorded) until the
                     // store reopens: the record may yet be durable, and name it.
                     finish(a);
-                    mob.put(m.tableId, key, hash, v, a.lsn(), p == null ? inTable : p.inTable);
+                    mob.put(m.tableId, key, hash, v, a.lsn(), a.generation(), p == null ? inTable : p.inTable);
                     break;
                 }
             } finally {
@@ -444,7 +444,7 @@ public final class WriteLayer {
                     for (int i = 0; i < logged.size(); i++) {
                         DataRecord.Op op = logged.get(i);
                         mob.put(op.tableId(), op.key(), loggedHashes.get(i),
-                                new Mob.Value(op.value(), op.expiry(), op.version()), a.lsn(), inTable.get(i));
+                                new Mob.Value(op.value(), op.expiry(), op.version()), a.lsn(), a.generation(), inTable.get(i));
                     }
                     flusher.nudge();
                     return logged.size();
@@ -514,6 +514,7 @@ public final class WriteLayer {
     private void relogFrom(long from) {
         appendGuard.writeLock().lock();
         try {
+            Log.Appended last = null;
             for (BufferedMap m : byId.values()) {
                 for (Mob.Pending p : mob.of(m.tableId)) {
                     if (p.lastLsn >= from) {
@@ -523,6 +524,7 @@ public final class WriteLayer {
                                 placedOf(v));
                         Log.Appended a = log.appendReserved(DataRecord.TYPE, DataRecord.encode(List.of(op)),
                                 v.placed() != 0);
+                        last = a;
                         ReentrantLock l = mob.lock(p.tableId, p.hash);
                         l.lock();
                         try {
@@ -532,6 +534,9 @@ public final class WriteLayer {
                         }
                     }
                 }
+            }
+            if (last != null) {
+                installs.replaced.relogged(last.lsn(), last.generation());
             }
         } finally {
             appendGuard.writeLock().unlock();

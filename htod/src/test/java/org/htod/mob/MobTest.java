@@ -107,7 +107,7 @@ class MobTest {
         Mob mob = new Mob(1L << 30);
         int keys = 2_000;
         for (int i = 0; i < keys; i++) {
-            mob.put(1, key(i), i, new Mob.Value(new byte[] {1}, 0, 1), i + 1, 1);
+            mob.put(1, key(i), i, new Mob.Value(new byte[] {1}, 0, 1), i + 1, 0, 1);
         }
         java.util.concurrent.atomic.AtomicBoolean listing = new java.util.concurrent.atomic.AtomicBoolean(true);
         java.util.concurrent.atomic.AtomicLong churned = new java.util.concurrent.atomic.AtomicLong();
@@ -121,7 +121,7 @@ class MobTest {
                 try {
                     Mob.Pending p = mob.get(1, key(k));
                     mob.installed(p, mob.take(p)); // the key leaves the buffer...
-                    mob.put(1, key(k), k, new Mob.Value(new byte[] {2}, 0, 2), ++lsn, 1); // ...and comes back
+                    mob.put(1, key(k), k, new Mob.Value(new byte[] {2}, 0, 2), ++lsn, 0, 1); // ...and comes back
                 } finally {
                     lock.unlock();
                 }
@@ -170,7 +170,7 @@ class MobTest {
                 int what = r.nextInt(10);
                 if (what < 5) {
                     Mob.Value v = new Mob.Value(new byte[] {(byte) op}, 0, op);
-                    mob.put(table, key, k, v, ++lsn, 1);
+                    mob.put(table, key, k, v, ++lsn, 0, 1);
                     model.put(k, v);
                 } else if (p != null && what < 8 && !taken.containsKey(k)) {
                     taken.put(k, mob.take(p));

@@ -14,8 +14,10 @@ import org.htod.HtodStore;
 import org.htod.core.CorruptStoreException;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.CountingDevice;
+import org.htod.core.device.FaultyDevice;
 import org.htod.core.device.IoCounts;
 import org.htod.core.device.MemoryDevice;
+import org.htod.core.log.Log;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -172,6 +174,47 @@ class PlacedValuesTest {
             return;
         }
         throw new AssertionError("the flusher installed or synced before every copy, 20 times");
+    }
+
+    /**
+     * A replaced block whose replacing record a failed log write dropped waits for the change
+     * logged again, not for the position its record had: the healed log lays other records over
+     * that position, and once they were durable the block went back while the change that
+     * replaced its value was still to be made durable. A crash then left the replaced value its
+     * key's last, read from a block another value may have taken. The log is driven directly here,
+     * with nothing in the write buffer, so that the flusher stays idle.
+     */
+    @Test
+    void aReplacedBlockWhoseReplacingRecordWasDroppedWaitsForItsChangeLoggedAgain() {
+        FaultyDevice dev = new FaultyDevice(new MemoryDevice());
+        HtodStore s = builder(dev, 1024).durability(Durability.NONE).open();
+        try {
+            WriteLayer layer = LogStores.layer(s);
+            Log log = layer.log;
+            ReplacedBlocks replaced = layer.installs.replaced;
+            long block = layer.heap.allocateUnrecorded(ByteBuffer.allocate(2000));
+            ByteBuffer record = DataRecord.encode(java.util.List.of(
+                    new DataRecord.Op(1, "k".getBytes(StandardCharsets.UTF_8), new byte[] {1}, 2, 0)));
+            Log.Appended replacing = log.append(DataRecord.TYPE, record.duplicate());
+            replaced.add(block, replacing.lsn(), replacing.generation());
+            dev.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+            assertThrows(org.htod.core.HtodException.class, () -> log.awaitDurable(replacing), "dropped");
+            log.heal();
+            Log.Appended other = log.append(DataRecord.TYPE, record.duplicate()); // where the dropped one was
+            log.awaitDurable(other);
+            replaced.releaseDurable();
+            assertEquals(1, replaced.waiting(), "the position is durable, the change that replaced the value is not");
+            Log.Appended again = log.append(DataRecord.TYPE, record.duplicate()); // the change, logged again
+            replaced.relogged(again.lsn(), again.generation());
+            replaced.releaseDurable();
+            assertEquals(1, replaced.waiting());
+            log.awaitDurable(again);
+            replaced.releaseDurable();
+            assertEquals(0, replaced.waiting(), "given back once the change is durable");
+            assertTrue(!layer.heap.unrecorded().contains(block));
+        } finally {
+            LogStores.closeQuietly(s);
+        }
     }
 
     /** A store, its first puts placed and acknowledged, and a copy of its device taken before any install. */

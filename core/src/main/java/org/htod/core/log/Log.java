@@ -681,6 +681,20 @@ public final class Log {
         return endedGeneration[i] == gen && upTo <= durableAtEnd[i];
     }
 
+    /**
+     * Whether the record that begins at {@code lsn}, appended in generation {@code gen} ({@link
+     * Appended}), is durable: in the current generation when the durable end lies past its start
+     * (ends fall between records); in one a failure ended when it was durable before that failure
+     * (a dropped record never is; past {@link #ENDED} failures since, it counts as dropped).
+     */
+    public synchronized boolean isDurable(long lsn, long gen) {
+        if (gen == generation) {
+            return lsn < durable;
+        }
+        int i = (int) Math.floorMod(gen, (long) ENDED);
+        return endedGeneration[i] == gen && lsn < durableAtEnd[i];
+    }
+
     /** A failed write or sync: every record from {@code from} on is dropped. */
     private synchronized void fail(HtodException e, long from, long to) {
         int i = (int) Math.floorMod(generation, (long) ENDED);
