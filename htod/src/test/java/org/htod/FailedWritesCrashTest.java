@@ -70,6 +70,7 @@ class FailedWritesCrashTest {
         assertTrue(tally.getOrDefault("disk full", 0) >= points / 4, "full disks: " + tally);
         assertTrue(tally.getOrDefault("write batch", 0) >= points, "write batches: " + tally);
         assertTrue(tally.getOrDefault(10 * KEYS + " keys", 0) >= points / 3, "large key spaces: " + tally);
+        assertTrue(tally.getOrDefault("placed values", 0) >= points / 8, "placed values: " + tally);
     }
 
     /**
@@ -291,9 +292,16 @@ class FailedWritesCrashTest {
         Htod.Builder b = TestStores.small(faults).storageMethod(method).durability(durability).directMode(direct)
                 .syncInterval(Duration.ofMillis(1));
         int keys = KEYS;
+        boolean placed = false;
         if (later) {
-            keys = new SplittableRandom(seed + 0x5EED).nextBoolean() ? 10 * KEYS : KEYS;
+            SplittableRandom shape = new SplittableRandom(seed + 0x5EED);
+            keys = shape.nextBoolean() ? 10 * KEYS : KEYS;
             b = LayerAccess.doublingMinBatch(b, 8);
+            // log mode: half the points place the large values in the heap, outside the log
+            placed = !direct && shape.nextBoolean();
+            if (placed) {
+                b = b.placeValuesFrom(512);
+            }
         }
         HtodStore store = b.open();
         HtodMap<String, String> m = store.map("f", Codec.string(), Codec.string());
@@ -348,6 +356,9 @@ class FailedWritesCrashTest {
         tally.merge(writers + (writers == 1 ? " writer" : " writers"), 1, Integer::sum);
         tally.merge(end, 1, Integer::sum);
         tally.merge(keys + " keys", 1, Integer::sum);
+        if (placed) {
+            tally.merge("placed values", 1, Integer::sum);
+        }
         tally.merge("failed operation", p.failedOps.get(), Integer::sum);
         tally.merge("disk full", p.diskFulls.get(), Integer::sum);
         tally.merge("write batch", p.writeBatches.get(), Integer::sum);

@@ -112,7 +112,20 @@ final class Installs {
                 }
                 tables.commit();
             } catch (RuntimeException e) {
-                mob.eachUnderLock(batch, i -> mob.abandoned(batch.get(i)));
+                // A placed block this install recorded but did not link goes back to being
+                // unrecorded, as it was before: no record names it, and the install tried again,
+                // which takes its key's newest state, records it again only if that state is still
+                // its value (else it is given back as a replaced value's block is).
+                long[] unlinked = new long[took.length];
+                for (int i = 0; i < took.length; i++) {
+                    long block = took[i].placed();
+                    if (block != 0 && !links(batch.get(i), block)) {
+                        installer.forget(block);
+                        heap.unrecorded().unrecord(block);
+                        unlinked[i] = block;
+                    }
+                }
+                mob.eachUnderLock(batch, i -> mob.abandoned(batch.get(i), unlinked[i]));
                 throw e;
             }
             replaced.releaseDurable(); // the commit made every record before it durable
@@ -123,6 +136,21 @@ final class Installs {
             return true;
         } finally {
             install.unlock();
+        }
+    }
+
+    /**
+     * After a failed install: whether {@code p}'s table links its placed block {@code block}. When
+     * the table cannot tell (a read that fails as well), it counts as linked: the block then stays
+     * recorded and allocated, which the verifier reports, rather than given back while a table may
+     * hold it.
+     */
+    private boolean links(Mob.Pending p, long block) {
+        BufferedMap m = byId.get(p.tableId);
+        try {
+            return m == null || m.table.holds(p.key, block);
+        } catch (RuntimeException e) {
+            return true;
         }
     }
 

@@ -77,6 +77,8 @@ final class Mob {
         long taken = -1;
         /** The first record that came after the flusher took it, -1 if none. */
         long firstAfterTaken = -1;
+        /** The log generation of {@link #firstAfterTaken} ({@link Log.Appended}). */
+        long firstAfterTakenGeneration;
         /** Records absorbed into this key's state since it entered the buffer. */
         long absorbed;
 
@@ -268,6 +270,7 @@ final class Mob {
         p.lastLsn = Math.max(p.lastLsn, lsn);
         if (firstSinceTaken) {
             p.firstAfterTaken = lsn;
+            p.firstAfterTakenGeneration = generation;
         }
         p.absorbed++;
         absorbed.increment();
@@ -392,8 +395,20 @@ final class Mob {
         }
     }
 
-    /** The install of a key taken by the flusher failed: it stays, as it is, for the next one. */
-    void abandoned(Pending p) {
+    /**
+     * The install of a key taken by the flusher failed: it stays, as it is, for the next one.
+     * {@code unlinkedPlaced}: the placed block of the state it took, if the install failed before
+     * linking it, unrecorded again; else 0. If the key changed since it was taken, no install to
+     * come takes that block (they take the newer state): it goes back as a replaced value's block
+     * does, once the record of the change that replaced it is durable. (When the change came, the
+     * block was left out of the replaced ones, as the install was to link it.)
+     */
+    void abandoned(Pending p, long unlinkedPlaced) {
+        ReplacedBlocks onReplaced = replacedPlaced;
+        if (unlinkedPlaced != 0 && p.firstAfterTaken >= 0 && p.current.placed != unlinkedPlaced
+                && onReplaced != null) {
+            onReplaced.add(unlinkedPlaced, p.firstAfterTaken, p.firstAfterTakenGeneration);
+        }
         p.taken = -1;
         p.firstAfterTaken = -1;
         // The failed install may have linked the key in the table's memory before it failed (its

@@ -281,6 +281,16 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
+    /**
+     * Whether the entry of {@code key} as installed (links waiting in memory included) is the
+     * block {@code handle}: for the write layer, after a failed install, to tell a placed block it
+     * linked from one it did not.
+     */
+    public boolean holds(byte[] key, long handle) {
+        StoredEntry e = read(key, false);
+        return e != null && e.handle == handle;
+    }
+
     @Override
     public StoredEntry get(byte[] key) {
         return live(key, true);

@@ -50,6 +50,20 @@ public final class UnrecordedBlocks {
     }
 
     /**
+     * An install that recorded {@code handle} ({@link #record}) failed before any table linked
+     * it: unrecorded again, as it was. The caller takes it off the journal too, whose next record
+     * would list it.
+     */
+    public void unrecord(long handle) {
+        heap.lock.lock();
+        try {
+            blocks.add(handle);
+        } finally {
+            heap.lock.unlock();
+        }
+    }
+
+    /**
      * Gives {@code handle} back, in memory only ({@link Heap#release}); returns false, doing
      * nothing, if it was recorded since (a table may hold it: it is freed as any other block, by
      * the table that unlinks it).
