@@ -514,26 +514,38 @@ public final class WriteLayer {
     private void relogFrom(long from) {
         appendGuard.writeLock().lock();
         try {
+            // In as few records as the log's largest holds, so that the changes of one WriteBatch,
+            // dropped together in one record, go out again together: replayed whole or not at all.
+            // (A relog larger than one record may part a batch: see docs/FORMAT.md.)
+            List<Mob.Pending> keys = new ArrayList<>();
+            List<DataRecord.Op> ops = new ArrayList<>();
+            long bytes = 4;
+            boolean placed = false;
             Log.Appended last = null;
             for (BufferedMap m : byId.values()) {
                 for (Mob.Pending p : mob.of(m.tableId)) {
-                    if (p.lastLsn >= from) {
-                        Mob.Value v = p.current;
-                        // A placed value is logged again naming the same block, which stayed allocated.
-                        DataRecord.Op op = new DataRecord.Op(p.tableId, p.key, v.value(), v.version(), v.expiry(),
-                                placedOf(v));
-                        Log.Appended a = log.appendReserved(DataRecord.TYPE, DataRecord.encode(List.of(op)),
-                                v.placed() != 0);
-                        last = a;
-                        ReentrantLock l = mob.lock(p.tableId, p.hash);
-                        l.lock();
-                        try {
-                            mob.relogged(p, from, a.lsn());
-                        } finally {
-                            l.unlock();
-                        }
+                    if (p.lastLsn < from) {
+                        continue;
                     }
+                    Mob.Value v = p.current;
+                    // A placed value is logged again naming the same block, which stayed allocated.
+                    DataRecord.Op op = new DataRecord.Op(p.tableId, p.key, v.value(), v.version(), v.expiry(),
+                            placedOf(v));
+                    if (!ops.isEmpty() && bytes + op.size() > log.maxPayload()) {
+                        last = relog(keys, ops, placed, from);
+                        keys.clear();
+                        ops.clear();
+                        bytes = 4;
+                        placed = false;
+                    }
+                    keys.add(p);
+                    ops.add(op);
+                    bytes += op.size();
+                    placed |= v.placed() != 0;
                 }
+            }
+            if (!ops.isEmpty()) {
+                last = relog(keys, ops, placed, from);
             }
             if (last != null) {
                 installs.replaced.relogged(last.lsn(), last.generation());
@@ -541,6 +553,21 @@ public final class WriteLayer {
         } finally {
             appendGuard.writeLock().unlock();
         }
+    }
+
+    /** One record of {@link #relogFrom}: {@code ops}, the changes of {@code keys}, logged again. */
+    private Log.Appended relog(List<Mob.Pending> keys, List<DataRecord.Op> ops, boolean placed, long from) {
+        Log.Appended a = log.appendReserved(DataRecord.TYPE, DataRecord.encode(ops), placed);
+        for (Mob.Pending p : keys) {
+            ReentrantLock l = mob.lock(p.tableId, p.hash);
+            l.lock();
+            try {
+                mob.relogged(p, from, a.lsn());
+            } finally {
+                l.unlock();
+            }
+        }
+        return a;
     }
 
     // ------------------------------------------------------------------ lifecycle
