@@ -71,6 +71,8 @@ final class Mob {
         long firstLsn;
         /** Position of the newest record of this key. */
         long lastLsn;
+        /** The log generation {@link #lastLsn} was appended in ({@link Log.Appended}): whether a failure dropped it. */
+        long lastGeneration;
         /** Whether the table holds an entry of the key (expired or not): 1, 0, or {@link #UNKNOWN} after a replay. */
         int inTable;
         /** While the flusher installs it: the newest record it took; else -1. */
@@ -243,6 +245,7 @@ final class Mob {
             p.current = v;
             p.firstLsn = lsn;
             p.lastLsn = lsn;
+            p.lastGeneration = generation;
             p.inTable = inTable;
             queue.add(p);
             present.incrementAndGet(); // before the key is in the map: see present
@@ -267,7 +270,10 @@ final class Mob {
             onReplaced.add(old.placed, lsn, generation);
         }
         p.current = v;
-        p.lastLsn = Math.max(p.lastLsn, lsn);
+        if (generation != p.lastGeneration || lsn > p.lastLsn) {
+            p.lastLsn = lsn; // a heal lays records anew from an earlier position: the generation tells
+            p.lastGeneration = generation;
+        }
         if (firstSinceTaken) {
             p.firstAfterTaken = lsn;
             p.firstAfterTakenGeneration = generation;
@@ -379,20 +385,19 @@ final class Mob {
     }
 
     /**
-     * A failed log write dropped the key's records from {@code from} on, and its state was logged
-     * again at {@code lsn}. The log lays out anew what follows {@code from}, so a position there
-     * no longer holds a record of this key, nor need it hold a record at all: those the key kept
-     * are the new one's, and the log is kept from a position before its first record, as a
-     * checkpoint that names one where no record begins cannot be replayed. The caller holds the
-     * key's stripe lock; the flusher has not taken the key.
+     * A failed log write dropped the key's newest record, and its state was logged again at
+     * {@code lsn} in {@code generation}. That record holds the key's whole state, so the log is
+     * kept from it for this key: the log lays out anew what follows the dropped records, where an
+     * earlier position may no longer begin a record, and a checkpoint that names such a position
+     * as where replay begins cannot be replayed. The caller holds the key's stripe lock; the
+     * flusher has not taken the key.
      */
-    void relogged(Pending p, long from, long lsn) {
+    void relogged(Pending p, long lsn, long generation) {
         p.lastLsn = lsn;
-        if (p.firstLsn >= from) {
-            queue.remove(p);
-            p.firstLsn = lsn;
-            queue.add(p);
-        }
+        p.lastGeneration = generation;
+        queue.remove(p);
+        p.firstLsn = lsn;
+        queue.add(p);
     }
 
     /**

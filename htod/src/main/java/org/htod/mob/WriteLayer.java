@@ -497,9 +497,8 @@ public final class WriteLayer {
         }
         install.lock();
         try {
-            long from = log.heal();
-            if (from >= 0) {
-                relogFrom(from);
+            if (log.heal() >= 0) {
+                relogDropped();
             }
         } finally {
             install.unlock();
@@ -507,11 +506,14 @@ public final class WriteLayer {
     }
 
     /**
-     * The log dropped its records from {@code from} on: at durability SYNC their writers were told
-     * and buffered nothing; at ASYNC and NONE their changes are in the buffer, acknowledged, and
-     * are logged again here, so that the next sync makes them durable.
+     * The log dropped records: at durability SYNC their writers were told and buffered nothing;
+     * at ASYNC and NONE their changes are in the buffer, acknowledged, and are logged again here,
+     * so that the next sync makes them durable. A key is logged again when its newest record was
+     * dropped by any failure ({@link Log#dropped}), not only the one this heal ends: a relog that
+     * a second failure cut short leaves keys whose dropped records lie before that failure's
+     * range, and a sync that followed would then return with their changes in no record.
      */
-    private void relogFrom(long from) {
+    private void relogDropped() {
         appendGuard.writeLock().lock();
         try {
             // In as few records as the log's largest holds, so that the changes of one WriteBatch,
@@ -524,15 +526,15 @@ public final class WriteLayer {
             Log.Appended last = null;
             for (BufferedMap m : byId.values()) {
                 for (Mob.Pending p : mob.of(m.tableId)) {
-                    if (p.lastLsn < from) {
-                        continue;
+                    if (!log.dropped(p.lastLsn, p.lastGeneration)) {
+                        continue; // durable, or appended since the heal
                     }
                     Mob.Value v = p.current;
                     // A placed value is logged again naming the same block, which stayed allocated.
                     DataRecord.Op op = new DataRecord.Op(p.tableId, p.key, v.value(), v.version(), v.expiry(),
                             placedOf(v));
                     if (!ops.isEmpty() && bytes + op.size() > log.maxPayload()) {
-                        last = relog(keys, ops, placed, from);
+                        last = relog(keys, ops, placed);
                         keys.clear();
                         ops.clear();
                         bytes = 4;
@@ -545,7 +547,7 @@ public final class WriteLayer {
                 }
             }
             if (!ops.isEmpty()) {
-                last = relog(keys, ops, placed, from);
+                last = relog(keys, ops, placed);
             }
             if (last != null) {
                 installs.replaced.relogged(last.lsn(), last.generation());
@@ -555,14 +557,14 @@ public final class WriteLayer {
         }
     }
 
-    /** One record of {@link #relogFrom}: {@code ops}, the changes of {@code keys}, logged again. */
-    private Log.Appended relog(List<Mob.Pending> keys, List<DataRecord.Op> ops, boolean placed, long from) {
+    /** One record of {@link #relogDropped}: {@code ops}, the changes of {@code keys}, logged again. */
+    private Log.Appended relog(List<Mob.Pending> keys, List<DataRecord.Op> ops, boolean placed) {
         Log.Appended a = log.appendReserved(DataRecord.TYPE, DataRecord.encode(ops), placed);
         for (Mob.Pending p : keys) {
             ReentrantLock l = mob.lock(p.tableId, p.hash);
             l.lock();
             try {
-                mob.relogged(p, from, a.lsn());
+                mob.relogged(p, a.lsn(), a.generation());
             } finally {
                 l.unlock();
             }

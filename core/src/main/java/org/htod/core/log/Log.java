@@ -695,6 +695,15 @@ public final class Log {
         return endedGeneration[i] == gen && lsn < durableAtEnd[i];
     }
 
+    /**
+     * Whether a failure dropped the record that begins at {@code lsn}, appended in generation
+     * {@code gen}: a generation a failure ended, and not durable before it (past {@link #ENDED}
+     * failures since, it counts as dropped, and logging it again is harmless).
+     */
+    public synchronized boolean dropped(long lsn, long gen) {
+        return gen != generation && !isDurable(lsn, gen);
+    }
+
     /** A failed write or sync: every record from {@code from} on is dropped. */
     private synchronized void fail(HtodException e, long from, long to) {
         int i = (int) Math.floorMod(generation, (long) ENDED);
