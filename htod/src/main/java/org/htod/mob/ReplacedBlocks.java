@@ -72,7 +72,7 @@ final class ReplacedBlocks {
      */
     synchronized void relogged(long lsn, long generation) {
         for (long[] w : waiting) {
-            if (w[2] != generation && !log.isDurable(w[1], w[2])) {
+            if (log.dropped(w[1], w[2])) {
                 w[1] = lsn;
                 w[2] = generation;
             }
