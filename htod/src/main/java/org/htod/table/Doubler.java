@@ -37,6 +37,11 @@ import java.util.List;
  * the header of step c to that of step e), and every block of the table unlinked before the batch
  * was freed durably by step b's sync.
  *
+ * <p>A failure that is no crash, a write or sync that throws while the table stays open, between
+ * the headers of steps c and e leaves the batch {@link Unfinished}: every writer, and every reader
+ * once the unzip has begun, redoes steps c to e before it touches the table, and until that
+ * succeeds it gets the failure instead.
+ *
  * <p>Readers are held up only during step d (no sync inside but the last); writers wait for a
  * batch, never for the whole doubling. A batch costs up to five syncs, and a doubling makes about
  * 256 batches at most, so the syncs per doubling stay bounded whatever the table size.
@@ -266,15 +271,19 @@ final class Doubler {
                     next.free(t.heap, t.gate.slots);
                     return false;
                 }
+                // In use before its header is written: with nothing moved, readers and writers see
+                // no difference, and if the header write fails, the array is not allocated again by
+                // the next start (a leak that only an unclean open would free). The first batch's
+                // header names it, and a clean close writes a header in doubt again.
                 Shape d = new Shape(s.array, next, 0, 0);
-                named = true;
-                t.writeHeader(d, t.count.get());
                 t.lockAllViews();
                 try {
                     t.shape = d;
                 } finally {
                     t.unlockAllViews();
                 }
+                named = true;
+                t.writeHeader(d, t.count.get());
                 return true;
             } finally {
                 t.unlockAllWriters();
@@ -298,6 +307,10 @@ final class Doubler {
             Shape s = t.shape;
             if (t.isClosed() || !s.doubling()) {
                 return false;
+            }
+            if (t.unfinished != null) {
+                finishFailedLocked(t); // a failed batch first
+                return true;
             }
             long n = s.n();
             if (s.moved >= n) {
@@ -333,30 +346,84 @@ final class Doubler {
             s.next.setRun(t.heap, from, lo);
             s.next.setRun(t.heap, from + n, hi);
             t.gate.sync();
-            // c. the batch is moved, durably
-            Shape moved = new Shape(s.array, s.next, from + k, from);
-            t.writeHeader(moved, t.count.get());
-            t.gate.sync();
-            // d. unzip, with readers held off
-            t.lockAllViews();
-            try {
-                t.shape = moved;
-                for (int i = 0; i < k; i++) {
-                    unzip(t, chains.get(i), n);
-                }
-            } finally {
-                t.unlockAllViews();
-            }
-            t.gate.sync();
-            // e. the batch's chains are exact: close the range before writers may touch it
-            Shape closed = new Shape(s.array, s.next, from + k, from + k);
-            t.writeHeader(closed, t.count.get());
-            t.gate.sync();
-            t.shape = closed; // readers see no difference: same arrays, same progress
+            moveAndUnzip(t, new Unfinished(s, from, k, chains, false));
             return true;
         } finally {
             t.unlockAllWriters();
         }
+    }
+
+    /**
+     * A batch whose steps c to e began: from its header of step c on, the disk may name its range
+     * moved, so nothing may change its chains until they are exact and the range is closed. A
+     * failure there leaves it in {@link HashtableOnDisk#unfinished}, and every reader and writer
+     * of the table finishes it first ({@link #finishFailed}): the old chains, read in step b, are
+     * what it relinks, and so the batch is redone from them, which no writer can have changed.
+     * Without that, a failed unzip left its chains half relinked while writers went on, and the
+     * next batch's header closed the range with entries of the other half still in them.
+     * {@code cut}: the failure fell in the unzip, so a chain may miss entries, and readers too
+     * must wait for the batch; before it, they read the old chains, which are intact.
+     */
+    record Unfinished(Shape s, long from, int k, List<long[]> chains, boolean cut) {
+        Unfinished withCut() {
+            return new Unfinished(s, from, k, chains, true);
+        }
+    }
+
+    /**
+     * Finishes the batch a failure left unfinished, if any; throws what stops it. The caller
+     * holds no lock of the table.
+     */
+    static void finishFailed(HashtableOnDisk t) {
+        t.lockAllWriters();
+        try {
+            finishFailedLocked(t);
+        } finally {
+            t.unlockAllWriters();
+        }
+    }
+
+    /** {@link #finishFailed}, the caller holding every writer lock. */
+    static void finishFailedLocked(HashtableOnDisk t) {
+        Unfinished u = t.unfinished;
+        if (u != null && !t.isClosed()) {
+            moveAndUnzip(t, u);
+        }
+    }
+
+    /**
+     * Steps c to e of a batch whose new slots are durable, from the old chains read in step b;
+     * redone whole after a failure (each write sets what the first try set). The caller holds
+     * every writer lock.
+     */
+    private static void moveAndUnzip(HashtableOnDisk t, Unfinished u) {
+        Shape s = u.s();
+        long n = s.n();
+        t.unfinished = u;
+        // c. the batch is moved, durably
+        Shape moved = new Shape(s.array, s.next, u.from() + u.k(), u.from());
+        t.writeHeader(moved, t.count.get());
+        t.gate.sync();
+        // d. unzip, with readers held off
+        t.lockAllViews();
+        try {
+            t.shape = moved;
+            for (long[] chain : u.chains()) {
+                unzip(t, chain, n);
+            }
+        } catch (RuntimeException e) {
+            t.unfinished = u.withCut(); // before readers get in
+            throw e;
+        } finally {
+            t.unlockAllViews();
+        }
+        t.gate.sync();
+        // e. the batch's chains are exact: close the range before writers may touch it
+        Shape closed = new Shape(s.array, s.next, u.from() + u.k(), u.from() + u.k());
+        t.writeHeader(closed, t.count.get());
+        t.gate.sync();
+        t.shape = closed; // readers see no difference: same arrays, same progress
+        t.unfinished = null;
     }
 
     /**

@@ -78,8 +78,16 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     final ReentrantLock[] writers = new ReentrantLock[STRIPES];
     final ReentrantReadWriteLock[] views = new ReentrantReadWriteLock[STRIPES];
     final ReentrantLock doubling = new ReentrantLock();
+    /**
+     * Direct mode: a doubling batch that failed between naming its range moved and closing it,
+     * which every reader and writer finishes before it uses the table (see {@link
+     * Doubler.Unfinished}); null otherwise. Changed with every writer lock held, and, when readers
+     * must wait for it, every view lock too.
+     */
+    volatile Doubler.Unfinished unfinished;
     private final Object headerLock = new Object();
     private long headerSequence;
+    /** The count the header holds; -1 after a header write failed, when it may hold another shape too. */
     private long countInHeader;
     private volatile boolean closed;
 
@@ -273,11 +281,37 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         ensureOpen();
         long hash = Hashing.hash(key);
         Lock r = views[stripe(hash)].readLock();
-        r.lock();
-        try {
-            return find(shape, key, hash, withValue).entry;
-        } finally {
-            r.unlock();
+        while (true) {
+            r.lock();
+            try {
+                if (readable()) {
+                    return find(shape, key, hash, withValue).entry;
+                }
+            } finally {
+                r.unlock();
+            }
+            Doubler.finishFailed(this);
+        }
+    }
+
+    /** Whether readers may follow the chains: no failed doubling batch left them half-relinked. */
+    boolean readable() {
+        Doubler.Unfinished u = unfinished;
+        return u == null || !u.cut();
+    }
+
+    /**
+     * Takes the writer lock of stripe {@code st} once no failed doubling batch is in the way,
+     * finishing one first (and throwing what stops that); the caller holds no lock of this table.
+     */
+    private void lockWriter(int st) {
+        while (true) {
+            writers[st].lock();
+            if (unfinished == null) {
+                return;
+            }
+            writers[st].unlock();
+            Doubler.finishFailed(this);
         }
     }
 
@@ -374,7 +408,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             throw new IllegalStateException("recursive update of table '" + name + "': a function given to compute,"
                     + " merge or a batch must not write the map it runs on");
         }
-        writers[st].lock();
+        lockWriter(st);
         try {
             ensureOpen();
             Found f = findForWrite(shape, key, hash, mutation.readsValue(), st);
@@ -441,7 +475,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         ensureOpen();
         long hash = Hashing.hash(key);
         int st = stripe(hash);
-        writers[st].lock();
+        lockWriter(st);
         try {
             ensureOpen();
             Found f = findForWrite(shape, key, hash, false, st);
@@ -536,6 +570,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         lockAllWriters();
         try {
             ensureOpen();
+            Doubler.finishFailedLocked(this); // the chains are walked below, each entry freed once
             Shape old = shape;
             if (count.get() == 0 && !old.doubling() && old.n() == BucketArray.MIN_BUCKETS) {
                 return;
@@ -704,6 +739,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     void writeHeader(Shape s, long entries) {
         synchronized (headerLock) {
             headerSequence++;
+            countInHeader = -1; // until the write succeeds: then a checkpoint or close writes the header again
             TableHeader.write(heap, header, new TableHeader.State(headerSequence, tableId, s.array.directory, entries,
                     loadPermille, s.next == null ? 0 : s.next.directory, s.moved, s.unzipFrom));
             countInHeader = entries;
@@ -722,7 +758,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         }
     }
 
-    /** Records the current count in the header if it changed (the caller syncs). */
+    /** Records the current count in the header if it changed, or the header if its last write failed (the caller syncs). */
     void checkpoint() {
         lockAllWriters();
         try {
@@ -743,6 +779,9 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         lockAllWriters();
         try {
             if (!closed) {
+                // A clean close skips the recovery that would relink an open range: finish it
+                // now, or throw, which leaves the store to recover at its next open.
+                Doubler.finishFailedLocked(this);
                 if (count.get() != countInHeader) {
                     writeHeader(shape, count.get());
                 }

@@ -47,15 +47,32 @@ final class InstallRounds {
         }
     }
 
+    /**
+     * Takes the writer locks of {@code stripes} in ascending order once no failed doubling batch
+     * is in the way, finishing one first (see {@link HashtableOnDisk#unfinished}).
+     */
+    private static void lockStripes(HashtableOnDisk t, TreeSet<Integer> stripes) {
+        while (true) {
+            for (int s : stripes) {
+                t.writers[s].lock();
+            }
+            if (t.unfinished == null) {
+                return;
+            }
+            for (int s : stripes.descendingSet()) {
+                t.writers[s].unlock();
+            }
+            Doubler.finishFailed(t);
+        }
+    }
+
     /** Applies the items of distinct buckets among {@code items}; returns the others, for the next round. */
     private static List<Item> round(HashtableOnDisk t, List<Item> items) {
         TreeSet<Integer> stripes = new TreeSet<>();
         for (Item it : items) {
             stripes.add(HashtableOnDisk.stripe(it.hash));
         }
-        for (int s : stripes) {
-            t.writers[s].lock();
-        }
+        lockStripes(t, stripes);
         try {
             t.ensureOpen();
             Shape s = t.shape;

@@ -60,6 +60,11 @@ final class TableCursor implements Iterator<StoredEntry> {
         t.ensureOpen();
         Lock r = t.views[HashtableOnDisk.stripe(c)].readLock();
         r.lock();
+        while (!t.readable()) {
+            r.unlock();
+            Doubler.finishFailed(t);
+            r.lock();
+        }
         try {
             Shape s = t.shape;
             BucketArray a = s.arrayOf(c);
