@@ -26,7 +26,8 @@ import org.junit.jupiter.api.Test;
  * API at SYNC, ASYNC and NONE (with explicit syncs), in log mode and in direct mode, for each
  * storage method, with one writer or three, over 120 keys or 1,200 (the table doubles up to
  * 4,096 buckets, in steps of 8 buckets, while faults come); in log mode half the batches are
- * one {@link WriteBatch}, which must show after the crash all or none, the rest {@code putAll}.
+ * one {@link WriteBatch}, which must show after the crash all or none, the rest {@code putAll};
+ * a quarter of the single puts are versioned, and a value one wrote keeps its version.
  * A failing write may be a writer's (a group commit, an entry, a link) or a background thread's
  * (the flusher's install or checkpoint, ASYNC's sync), so the failures reach the log's healing,
  * the flusher's retries and the heap's undo. Between the faults a store goes on: an operation
@@ -71,6 +72,7 @@ class FailedWritesCrashTest {
         assertTrue(tally.getOrDefault("write batch", 0) >= points, "write batches: " + tally);
         assertTrue(tally.getOrDefault(10 * KEYS + " keys", 0) >= points / 3, "large key spaces: " + tally);
         assertTrue(tally.getOrDefault("placed values", 0) >= points / 8, "placed values: " + tally);
+        assertTrue(tally.getOrDefault("versioned put", 0) >= points, "versioned puts: " + tally);
     }
 
     /**
@@ -256,6 +258,12 @@ class FailedWritesCrashTest {
         SplittableRandom diskFull;
         /** Log mode: makes half the batches one {@link WriteBatch} (with a removal), else {@code putAll}; null in direct mode. */
         SplittableRandom batches;
+        /**
+         * Makes a quarter of the single puts {@code putVersioned}, writer {@code w} drawing from
+         * {@code versions + w}; 0 for none, as the points that once failed had it.
+         */
+        long versions;
+        final AtomicInteger versionedPuts = new AtomicInteger();
 
         Point(HtodStore store, HtodMap<String, String> m, CrashDevice dev, FaultyDevice faults, Durability durability,
                 int keys, Model model) {
@@ -275,7 +283,8 @@ class FailedWritesCrashTest {
 
     /**
      * One point; {@code later} adds what the test gained after the pinned points failed (full
-     * disks, a key space that doubles the table several times, doublings in small steps), from
+     * disks, a key space that doubles the table several times, doublings in small steps,
+     * placed values, versioned puts), from
      * draws of their own, so that a pinned point without them runs as it did.
      */
     private static void point(long seed, Map<String, Integer> tally, boolean later) {
@@ -310,6 +319,7 @@ class FailedWritesCrashTest {
                 new Model(writers, !direct, durability == Durability.SYNC));
         p.diskFull = later ? new SplittableRandom(~seed) : null; // its own draws: r's stay as they were
         p.batches = direct ? null : new SplittableRandom(seed * 31 + 7);
+        p.versions = later ? seed * 17 + 3 : 0;
         if (writers == 1) {
             write(p, 0, r);
         } else {
@@ -362,6 +372,7 @@ class FailedWritesCrashTest {
         tally.merge("failed operation", p.failedOps.get(), Integer::sum);
         tally.merge("disk full", p.diskFulls.get(), Integer::sum);
         tally.merge("write batch", p.writeBatches.get(), Integer::sum);
+        tally.merge("versioned put", p.versionedPuts.get(), Integer::sum);
         if (p.wentOn.get()) {
             tally.merge("went on after a fault", 1, Integer::sum);
         }
@@ -378,6 +389,25 @@ class FailedWritesCrashTest {
             HtodMap<String, String> m2 = again.map("f", Codec.string(), Codec.string());
             p.model.checkBatches(m2, context);
             p.model.check(m2, keys, context);
+            checkVersions(m2, keys, context);
+        }
+    }
+
+    /**
+     * A value a versioned put wrote ends in {@code @} and its version: whatever the faults, the
+     * crash and the recovery did, the key holds that version with it.
+     */
+    private static void checkVersions(HtodMap<String, String> m, int keys, String context) {
+        for (int i = 0; i < keys; i++) {
+            String k = "k" + i;
+            String v = m.get(k);
+            int at = v == null ? -1 : v.lastIndexOf('@');
+            if (at >= 0) {
+                long expected = Long.parseLong(v.substring(at + 1));
+                if (m.version(k) != expected) {
+                    throw new AssertionError(context + ": " + k + " holds " + v + " at version " + m.version(k));
+                }
+            }
         }
     }
 
@@ -389,6 +419,7 @@ class FailedWritesCrashTest {
     private static void write(Point p, int w, SplittableRandom r) {
         int writers = p.model.writers;
         String prefix = writers == 1 ? "v" : "v" + w + ".";
+        SplittableRandom versions = p.versions == 0 ? null : new SplittableRandom(p.versions + w);
         for (int op = 0; op < 5000 / writers && !p.refused.get(); op++) {
             int raised = p.faults.faultsRaised();
             if (w == 0 && r.nextInt(25) == 0) {
@@ -409,7 +440,19 @@ class FailedWritesCrashTest {
             Map<String, Integer> settles = null;
             boolean atomic = false;
             try {
-                if (kind < 6) {
+                if (kind < 6 && versions != null && versions.nextInt(4) == 0) {
+                    // Above any version the key can hold: one it was given at an earlier op, plus
+                    // one for each replacement since, at most one an op.
+                    long version = 1_000_000 + 2L * op;
+                    String vv = v + "@" + version;
+                    keys.add(k);
+                    p.model.begin(k, vv);
+                    p.versionedPuts.incrementAndGet();
+                    if (!p.m.putVersioned(k, vv, version)) {
+                        throw new AssertionError(k + ": version " + version + " was not applied");
+                    }
+                    p.model.acked(k, vv);
+                } else if (kind < 6) {
                     keys.add(k);
                     p.model.begin(k, v);
                     p.m.put(k, v);
