@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Test;
  * storage method, with one writer or three, over 120 keys or 1,200 (the table doubles up to
  * 4,096 buckets, in steps of 8 buckets, while faults come); in log mode half the batches are
  * one {@link WriteBatch}, which must show after the crash all or none, the rest {@code putAll};
- * a quarter of the single puts are versioned, and a value one wrote keeps its version.
+ * a quarter of the single puts are versioned, and a value one wrote keeps its version; a quarter
+ * have a time to live, and a second reopen, an hour on, finds those of ten minutes gone.
  * A failing write may be a writer's (a group commit, an entry, a link) or a background thread's
  * (the flusher's install or checkpoint, ASYNC's sync), so the failures reach the log's healing,
  * the flusher's retries and the heap's undo. Between the faults a store goes on: an operation
@@ -47,6 +48,15 @@ import org.junit.jupiter.api.Test;
  */
 class FailedWritesCrashTest {
     private static final int KEYS = 120;
+    /** How a value put with a time to live ends: one that dies between the reopens, one that outlives them. */
+    private static final String DIES = "~dies";
+    private static final String LIVES = "~lives";
+
+    /** The clock the stores run on: the writes at minute 0, the reopens after. */
+    private static java.time.Clock at(int minute) {
+        return java.time.Clock.fixed(java.time.Instant.parse("2026-01-01T00:00:00Z").plus(Duration.ofMinutes(minute)),
+                java.time.ZoneOffset.UTC);
+    }
 
     @Test
     void acknowledgedWritesSurviveFailedWritesAndPowerLoss() {
@@ -73,6 +83,7 @@ class FailedWritesCrashTest {
         assertTrue(tally.getOrDefault(10 * KEYS + " keys", 0) >= points / 3, "large key spaces: " + tally);
         assertTrue(tally.getOrDefault("placed values", 0) >= points / 8, "placed values: " + tally);
         assertTrue(tally.getOrDefault("versioned put", 0) >= points, "versioned puts: " + tally);
+        assertTrue(tally.getOrDefault("put with a time to live", 0) >= points, "puts with a time to live: " + tally);
     }
 
     /**
@@ -259,11 +270,13 @@ class FailedWritesCrashTest {
         /** Log mode: makes half the batches one {@link WriteBatch} (with a removal), else {@code putAll}; null in direct mode. */
         SplittableRandom batches;
         /**
-         * Makes a quarter of the single puts {@code putVersioned}, writer {@code w} drawing from
-         * {@code versions + w}; 0 for none, as the points that once failed had it.
+         * Makes a quarter of the single puts {@code putVersioned} and a quarter puts with a time
+         * to live, writer {@code w} drawing from {@code versions + w}; 0 for none, as the points
+         * that once failed had it.
          */
         long versions;
         final AtomicInteger versionedPuts = new AtomicInteger();
+        final AtomicInteger ttlPuts = new AtomicInteger();
 
         Point(HtodStore store, HtodMap<String, String> m, CrashDevice dev, FaultyDevice faults, Durability durability,
                 int keys, Model model) {
@@ -284,7 +297,7 @@ class FailedWritesCrashTest {
     /**
      * One point; {@code later} adds what the test gained after the pinned points failed (full
      * disks, a key space that doubles the table several times, doublings in small steps,
-     * placed values, versioned puts), from
+     * placed values, versioned puts, puts with a time to live), from
      * draws of their own, so that a pinned point without them runs as it did.
      */
     private static void point(long seed, Map<String, Integer> tally, boolean later) {
@@ -299,7 +312,7 @@ class FailedWritesCrashTest {
         FaultyDevice faults = new FaultyDevice(dev);
         // ASYNC's background syncs come every millisecond, to meet the faults and the cut
         Htod.Builder b = TestStores.small(faults).storageMethod(method).durability(durability).directMode(direct)
-                .syncInterval(Duration.ofMillis(1));
+                .syncInterval(Duration.ofMillis(1)).clock(at(0));
         int keys = KEYS;
         boolean placed = false;
         if (later) {
@@ -373,6 +386,7 @@ class FailedWritesCrashTest {
         tally.merge("disk full", p.diskFulls.get(), Integer::sum);
         tally.merge("write batch", p.writeBatches.get(), Integer::sum);
         tally.merge("versioned put", p.versionedPuts.get(), Integer::sum);
+        tally.merge("put with a time to live", p.ttlPuts.get(), Integer::sum);
         if (p.wentOn.get()) {
             tally.merge("went on after a fault", 1, Integer::sum);
         }
@@ -382,14 +396,33 @@ class FailedWritesCrashTest {
         } catch (HtodException expected) {
             // the device is gone
         }
-        try (HtodStore again = TestStores.small(disk.reopen()).durability(durability).directMode(direct).open()) {
+        String context = method + (direct ? ", direct mode, " : ", log mode, ") + durability + ", " + writers
+                + " writer(s), " + end;
+        Map<String, String> found = new HashMap<>();
+        try (HtodStore again = TestStores.small(disk.reopen()).durability(durability).directMode(direct).clock(at(1))
+                .open()) {
             TestStores.verify(again);
-            String context = method + (direct ? ", direct mode, " : ", log mode, ") + durability + ", " + writers
-                    + " writer(s), " + end;
             HtodMap<String, String> m2 = again.map("f", Codec.string(), Codec.string());
             p.model.checkBatches(m2, context);
             p.model.check(m2, keys, context);
             checkVersions(m2, keys, context);
+            for (int i = 0; i < keys; i++) {
+                found.put("k" + i, m2.get("k" + i));
+            }
+        }
+        // An hour on, the values put to live ten minutes are gone, and nothing else.
+        try (HtodStore anHourOn = TestStores.small(disk.reopen()).durability(durability).directMode(direct)
+                .clock(at(60)).open()) {
+            HtodMap<String, String> m3 = anHourOn.map("f", Codec.string(), Codec.string());
+            for (int i = 0; i < keys; i++) {
+                String before = found.get("k" + i);
+                String expected = before != null && before.endsWith(DIES) ? null : before;
+                String now = m3.get("k" + i);
+                if (!java.util.Objects.equals(expected, now)) {
+                    throw new AssertionError(context + ": an hour on, k" + i + " holds " + now + ", expected " + expected);
+                }
+            }
+            TestStores.verify(anHourOn);
         }
     }
 
@@ -440,7 +473,17 @@ class FailedWritesCrashTest {
             Map<String, Integer> settles = null;
             boolean atomic = false;
             try {
-                if (kind < 6 && versions != null && versions.nextInt(4) == 0) {
+                int special = kind < 6 && versions != null ? versions.nextInt(4) : -1;
+                if (special == 1) {
+                    // A value that dies between the two reopens, or one that outlives both.
+                    boolean dies = versions.nextBoolean();
+                    String tv = v + (dies ? DIES : LIVES);
+                    keys.add(k);
+                    p.model.begin(k, tv);
+                    p.ttlPuts.incrementAndGet();
+                    p.m.put(k, tv, dies ? Duration.ofMinutes(10) : Duration.ofHours(2));
+                    p.model.acked(k, tv);
+                } else if (special == 0) {
                     // Above any version the key can hold: one it was given at an earlier op, plus
                     // one for each replacement since, at most one an op.
                     long version = 1_000_000 + 2L * op;
