@@ -134,6 +134,25 @@ class FailedWritesCrashTest {
          * that state. After a crash they show it all or none.
          */
         final Map<Integer, Map<String, String>> lastBatch = new HashMap<>();
+        /** Per key, its last events, for a failure's message: a rare failure may not come again. */
+        private final Map<String, java.util.ArrayDeque<String>> history = new HashMap<>();
+
+        private void note(String k, String event) {
+            java.util.ArrayDeque<String> h = history.computeIfAbsent(k, x -> new java.util.ArrayDeque<>());
+            if (h.size() == 16) {
+                h.removeFirst();
+            }
+            h.addLast(event);
+        }
+
+        private static String shortly(String v) {
+            return v == null ? "removal" : v.replaceAll("x{4,}", "x..");
+        }
+
+        @Override
+        synchronized String historyOf(String k) {
+            return "; its last events: " + history.getOrDefault(k, new java.util.ArrayDeque<>());
+        }
 
         Model(int writers, boolean settlesAll, boolean syncEach) {
             this.writers = writers;
@@ -154,11 +173,13 @@ class FailedWritesCrashTest {
             super.begin(k, v);
             running.add(k);
             begun.merge(k, 1, Integer::sum);
+            note(k, "begin " + shortly(v));
         }
 
         @Override
         synchronized void acked(String k, String v) {
             super.acked(k, v);
+            note(k, "acked " + shortly(v));
         }
 
         /** Writer {@code w} is about to commit {@code batch} (null values: removes) as one {@link WriteBatch}. */
@@ -204,10 +225,17 @@ class FailedWritesCrashTest {
                 return; // durable at the next sync
             }
             if (settlesAll) {
-                since.keySet().removeIf(k -> owner(k) == w && !partial.contains(k));
+                since.keySet().removeIf(k -> owner(k) == w && !partial.contains(k) && settled(k, "an operation returned"));
             } else {
                 since.keySet().removeAll(keys);
+                keys.forEach(k -> note(k, "settled: its operation returned"));
             }
+        }
+
+        /** Notes that {@code k} settled, {@code why}; true. */
+        private boolean settled(String k, String why) {
+            note(k, "settled: " + why);
+            return true;
         }
 
         /** Writer's operation on {@code keys} failed. */
@@ -216,6 +244,7 @@ class FailedWritesCrashTest {
             if (partly) {
                 partial.addAll(keys);
             }
+            keys.forEach(k -> note(k, partly ? "failed, either way until written again" : "failed"));
         }
 
         private void ended(Set<String> keys) {
@@ -239,8 +268,8 @@ class FailedWritesCrashTest {
          */
         synchronized void synced(Map<String, Integer> settles) {
             settles.forEach((k, n) -> {
-                if (n.equals(begun.get(k)) && !partial.contains(k)) {
-                    since.remove(k);
+                if (n.equals(begun.get(k)) && !partial.contains(k) && since.remove(k) != null) {
+                    note(k, "settled: a sync returned");
                 }
             });
         }

@@ -37,6 +37,11 @@ class PossibleValues {
         }
     }
 
+    /** What a failure's message adds about {@code k}: what the model saw happen to it, if it keeps that. */
+    String historyOf(String k) {
+        return "";
+    }
+
     boolean allows(String k, String found) {
         Set<String> s = since.get(k);
         String f = found == null ? ABSENT : found;
@@ -56,7 +61,7 @@ class PossibleValues {
             if (!allows(k, v)) {
                 throw new AssertionError(k + " holds " + v + ", acknowledged " + acked.get(k)
                         + (since.containsKey(k) ? ", or one of " + since.get(k) : ", and nothing since") + " ("
-                        + context + ")");
+                        + context + ")" + historyOf(k));
             }
             if (v != null) {
                 found.put(k, v);
