@@ -502,33 +502,29 @@ class FailedWritesCrashTest {
             Map<String, Integer> settles = null;
             boolean atomic = false;
             try {
-                int special = kind < 6 && versions != null ? versions.nextInt(4) : -1;
-                if (special == 1) {
-                    // A value that dies between the two reopens, or one that outlives both.
-                    boolean dies = versions.nextBoolean();
-                    String tv = v + (dies ? DIES : LIVES);
-                    keys.add(k);
-                    p.model.begin(k, tv);
-                    p.ttlPuts.incrementAndGet();
-                    p.m.put(k, tv, dies ? Duration.ofMinutes(10) : Duration.ofHours(2));
-                    p.model.acked(k, tv);
-                } else if (special == 0) {
-                    // Above any version the key can hold: one it was given at an earlier op, plus
-                    // one for each replacement since, at most one an op.
+                if (kind < 6) {
+                    // A quarter of the puts with a time to live, dying between the two reopens or
+                    // outliving both; a quarter versioned, above any version the key can hold (one
+                    // it was given at an earlier op, plus one for each replacement since, at most
+                    // one an op).
+                    int special = versions != null ? versions.nextInt(4) : -1;
+                    boolean dies = special == 1 && versions.nextBoolean();
                     long version = 1_000_000 + 2L * op;
-                    String vv = v + "@" + version;
+                    String put = special == 1 ? v + (dies ? DIES : LIVES) : special == 0 ? v + "@" + version : v;
                     keys.add(k);
-                    p.model.begin(k, vv);
-                    p.versionedPuts.incrementAndGet();
-                    if (!p.m.putVersioned(k, vv, version)) {
-                        throw new AssertionError(k + ": version " + version + " was not applied");
+                    p.model.begin(k, put);
+                    if (special == 1) {
+                        p.ttlPuts.incrementAndGet();
+                        p.m.put(k, put, dies ? Duration.ofMinutes(10) : Duration.ofHours(2));
+                    } else if (special == 0) {
+                        p.versionedPuts.incrementAndGet();
+                        if (!p.m.putVersioned(k, put, version)) {
+                            throw new AssertionError(k + ": version " + version + " was not applied");
+                        }
+                    } else {
+                        p.m.put(k, put);
                     }
-                    p.model.acked(k, vv);
-                } else if (kind < 6) {
-                    keys.add(k);
-                    p.model.begin(k, v);
-                    p.m.put(k, v);
-                    p.model.acked(k, v);
+                    p.model.acked(k, put);
                 } else if (kind < 8) {
                     keys.add(k);
                     p.model.begin(k, null);

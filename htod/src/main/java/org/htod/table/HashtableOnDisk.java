@@ -280,24 +280,28 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     public StoredEntry read(byte[] key, boolean withValue) {
         ensureOpen();
         long hash = Hashing.hash(key);
-        Lock r = views[stripe(hash)].readLock();
-        while (true) {
-            r.lock();
-            try {
-                if (readable()) {
-                    return find(shape, key, hash, withValue).entry;
-                }
-            } finally {
-                r.unlock();
-            }
-            Doubler.finishFailed(this);
+        Lock r = lockView(stripe(hash));
+        try {
+            return find(shape, key, hash, withValue).entry;
+        } finally {
+            r.unlock();
         }
     }
 
-    /** Whether readers may follow the chains: no failed doubling batch left them half-relinked. */
-    boolean readable() {
-        Doubler.Unfinished u = unfinished;
-        return u == null || !u.cut();
+    /**
+     * Takes the view read lock of stripe {@code st} once no failed doubling batch has left the
+     * chains half relinked, finishing one first (and throwing what stops that); returns the lock,
+     * held. The caller holds no lock of this table.
+     */
+    Lock lockView(int st) {
+        Lock r = views[st].readLock();
+        r.lock();
+        for (Doubler.Unfinished u = unfinished; u != null && u.cut(); u = unfinished) {
+            r.unlock();
+            Doubler.finishFailed(this);
+            r.lock();
+        }
+        return r;
     }
 
     /**

@@ -58,13 +58,7 @@ final class TableCursor implements Iterator<StoredEntry> {
 
     private void visit(long c, long m) {
         t.ensureOpen();
-        Lock r = t.views[HashtableOnDisk.stripe(c)].readLock();
-        r.lock();
-        while (!t.readable()) {
-            r.unlock();
-            Doubler.finishFailed(t);
-            r.lock();
-        }
+        Lock r = t.lockView(HashtableOnDisk.stripe(c));
         try {
             Shape s = t.shape;
             BucketArray a = s.arrayOf(c);
