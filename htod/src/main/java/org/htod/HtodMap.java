@@ -47,7 +47,9 @@ import org.htod.table.TableWriter;
  * org.htod.core.StoreClosedException} when used afterwards.
  *
  * <p>The functions given to {@code compute}, {@code computeIfAbsent}, {@code computeIfPresent}
- * and {@code merge} run under the key's lock and must not use this map.
+ * and {@code merge} run under the key's lock and must not use this map, nor sync the store (in
+ * log mode a sync from such a function throws {@link IllegalStateException}: it could wait for a
+ * heal of the log that waits for the function).
  */
 public final class HtodMap<K, V> extends AbstractMap<K, V> implements ConcurrentMap<K, V> {
     private final String name;

@@ -483,23 +483,32 @@ public final class WriteLayer {
         }
     }
 
-    /** Makes every change so far durable. */
+    /**
+     * Makes every change so far durable. Not from inside a compute function: that thread holds a
+     * key's lock and the append guard, for which a heal's relog waits, while the sync would wait
+     * for the relog.
+     */
     public void sync() {
         ensureOpen();
+        if (mob.holdsAnyLock()) {
+            throw new IllegalStateException("a function given to compute or merge must not sync the store");
+        }
         healIfNeeded();
         log.sync();
     }
 
-    /** After a failed log write: the log heals (the device permitting) and what it dropped is logged again. */
+    /**
+     * After a failed log write: the log heals (the device permitting) and what it dropped is
+     * logged again, within the heal, so that no sync returns between the two (see {@link
+     * Log#heal(Runnable)}).
+     */
     private void healIfNeeded() {
         if (!log.failed()) {
             return;
         }
         install.lock();
         try {
-            if (log.heal() >= 0) {
-                relogDropped();
-            }
+            log.heal(this::relogDropped);
         } finally {
             install.unlock();
         }

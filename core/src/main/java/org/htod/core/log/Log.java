@@ -98,6 +98,11 @@ public final class Log {
     private final Waiters waiters = new Waiters();
     /** The error of a failed write or sync, until {@link #heal}; and the range it may have reached. */
     private HtodException failure;
+    /**
+     * Between a {@link #heal} and the end of its relog: the dropped records the layer above keeps
+     * are not appended again yet, so a {@link #sync} waits (see {@link #heal(Runnable)}).
+     */
+    private boolean relogging;
     private long failedFrom;
     private long failedTo;
     /** Bumped whenever records are dropped, so that an append can tell whether its record survived. */
@@ -536,6 +541,10 @@ public final class Log {
         long upTo;
         long gen;
         synchronized (this) {
+            while (relogging) {
+                ensureUsable(); // a relog that fails leaves the log failed: this sync fails with it
+                waitQuietly();
+            }
             ensureUsable();
             upTo = end;
             gen = generation;
@@ -736,14 +745,22 @@ public final class Log {
         return failure != null;
     }
 
+    /** {@link #heal(Runnable)} with nothing to log again: for a log whose records nobody else keeps. */
+    public long heal() {
+        return heal(() -> {});
+    }
+
     /**
      * After a failure: overwrites the range the failed write may have reached and syncs (the
      * frame holding its start again as it was before it, in the new epoch; the others blank),
-     * then lets appends continue from where the last durable record ends. Throws, and stays
-     * failed, if the device still fails. Returns the position from which records were
-     * dropped, or -1 if the log had not failed.
+     * then lets appends continue from where the last durable record ends, and runs {@code relog},
+     * which appends again what the layer above keeps of the dropped records. Until {@code relog}
+     * returns, a {@link #sync} waits: begun after the heal, it would otherwise find every record
+     * then appended durable and return, while a change acknowledged before it was in none of them
+     * yet. Throws, and stays failed, if the device still fails. Returns the position from which
+     * records were dropped, or -1 if the log had not failed (then {@code relog} does not run).
      */
-    public long heal() {
+    public long heal(Runnable relog) {
         long from;
         long to;
         long e;
@@ -769,8 +786,8 @@ public final class Log {
                 failure = null;
                 written = from;
                 durable = Math.min(durable, from);
+                relogging = true;
             }
-            return from;
         } finally {
             synchronized (this) {
                 leader = false;
@@ -778,6 +795,15 @@ public final class Log {
                 wakeWaiters(unusable());
             }
         }
+        try {
+            relog.run();
+        } finally {
+            synchronized (this) {
+                relogging = false;
+                notifyAll();
+            }
+        }
+        return from;
     }
 
     /** Space before {@code position} may be reused: a checkpoint no longer needs it. */

@@ -370,6 +370,49 @@ class LogTest {
     }
 
     /**
+     * A sync that begins between a heal and the end of its relog returns only after the records
+     * the relog appends are durable: the layer above acknowledged the dropped changes, and a sync
+     * begun after them must cover them. It used to find the healed log with nothing pending and
+     * return at once.
+     */
+    @Test
+    void aSyncDuringTheRelogWaitsForItAndCoversIt() throws Exception {
+        MemoryDevice disk = new MemoryDevice();
+        FaultyDevice dev = new FaultyDevice(disk);
+        Log log = log(dev, REGION * 4, 0, 0, 1);
+        log.awaitDurable(log.append(DATA, payload(1, 300)));
+        dev.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+        assertThrows(HtodException.class, () -> log.awaitDurable(log.append(DATA, payload(2, 300))));
+        dev.heal();
+        java.util.concurrent.CountDownLatch relogging = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch goOn = new java.util.concurrent.CountDownLatch(1);
+        long[] relogEnd = new long[1];
+        Thread healer = new Thread(() -> log.heal(() -> {
+            relogging.countDown();
+            try {
+                assertTrue(goOn.await(1, java.util.concurrent.TimeUnit.MINUTES));
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            relogEnd[0] = log.append(DATA, payload(2, 300)).end(); // the dropped record, logged again
+        }), "healer");
+        healer.start();
+        assertTrue(relogging.await(1, java.util.concurrent.TimeUnit.MINUTES));
+        assertFalse(log.failed(), "healed, the relog under way");
+        Thread syncing = new Thread(log::sync, "syncing");
+        syncing.start();
+        while (syncing.getState() != Thread.State.WAITING) {
+            assertTrue(syncing.isAlive(), "the sync returned before the relog");
+            Thread.sleep(1);
+        }
+        goOn.countDown();
+        healer.join();
+        syncing.join();
+        assertTrue(log.durable() >= relogEnd[0], "the sync covered the relog");
+        assertEquals(List.of(1L, 2L), readAll(disk, 0));
+    }
+
+    /**
      * A record made durable by one commit, whose writer looks only after a later commit failed:
      * it is told its record is durable, not dropped. Told otherwise, the flusher would record an
      * install again that the log already held, and a replay met its allocations twice.
