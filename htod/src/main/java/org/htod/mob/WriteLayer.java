@@ -695,6 +695,11 @@ public final class WriteLayer {
         installs.everything();
     }
 
+    /** The install lock: a test holds it to keep the flusher off while it runs installs itself. */
+    ReentrantLock installLock() {
+        return install;
+    }
+
     /** Reads the write layer's figures for the store's statistics. */
     Stats stats() {
         return stats;
