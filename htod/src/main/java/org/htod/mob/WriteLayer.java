@@ -506,6 +506,12 @@ public final class WriteLayer {
         if (!log.failed()) {
             return;
         }
+        if (mob.holdsAnyLock()) {
+            // Inside a compute function, writing another key: the relog would wait for the append
+            // guard this thread holds. The write goes on to the log's refusal, and the first write
+            // outside such a function heals.
+            return;
+        }
         install.lock();
         try {
             log.heal(this::relogDropped);

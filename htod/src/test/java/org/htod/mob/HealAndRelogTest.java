@@ -194,6 +194,69 @@ class HealAndRelogTest {
         }
     }
 
+    /**
+     * A compute function that writes another map while the log has failed: its write cannot heal
+     * the log (the relog would wait for the append guard the function's thread holds, for good),
+     * so it gets the log's refusal; the next write outside the function heals, and nothing
+     * acknowledged is lost.
+     */
+    @Test
+    void aWriteInsideAComputeFunctionDoesNotHealTheLog() throws Exception {
+        MemoryDevice disk = new MemoryDevice();
+        CrashDevice crash = new CrashDevice(disk);
+        FaultyDevice faults = new FaultyDevice(crash);
+        HtodStore s = Htod.builder(faults).grain(64).logSize(1 << 20).durability(Durability.NONE).open();
+        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+        HtodMap<String, String> other = s.map("other", Codec.string(), Codec.string());
+        s.sync();
+        m.put("k1", "v1");
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch goOn = new CountDownLatch(1);
+        Throwable[] seen = new Throwable[2]; // the inner write's error, the compute's own
+        Thread computing = new Thread(() -> {
+            try {
+                m.compute("k9", (k, v) -> {
+                    inside.countDown();
+                    awaitQuietly(goOn);
+                    for (int i = 0; i < 10 && seen[0] == null; i++) {
+                        try {
+                            other.put("o" + i, "inner"); // a key under another lock than k9's
+                        } catch (IllegalStateException sameLock) {
+                            // shares k9's lock: refused as a write of k9 itself; try the next
+                        } catch (HtodException e) {
+                            seen[0] = e;
+                        }
+                    }
+                    return "c";
+                });
+            } catch (HtodException e) {
+                seen[1] = e;
+            }
+        }, "computing");
+        computing.start();
+        assertTrue(inside.await(1, TimeUnit.MINUTES));
+        faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+        assertThrows(HtodException.class, s::sync, "the sync that drops k1's record");
+        goOn.countDown();
+        computing.join(TimeUnit.MINUTES.toMillis(1));
+        assertFalse(computing.isAlive(), "the compute function's write waits for a heal that waits for it");
+        assertTrue(seen[0] != null && String.valueOf(seen[0].getMessage()).contains("until it heals"),
+                "the write inside the function: " + seen[0]);
+        assertTrue(seen[1] != null, "the compute's own write, refused by the failed log as well");
+        m.put("k2", "v2"); // heals, and logs k1 again
+        s.sync();
+        crash.crashKeeping(at -> false);
+        LogStores.closeQuietly(s);
+        try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+            HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
+            assertEquals("v1", r.get("k1"));
+            assertEquals("v2", r.get("k2"));
+            assertEquals(null, r.get("k9"));
+            assertEquals(0, again.map("other", Codec.string(), Codec.string()).size());
+            LogStores.verify(again);
+        }
+    }
+
     /** Puts {@code k} and notes it acknowledged; a key that shares the computing key's lock is passed over. */
     private static void putQuietly(HtodMap<String, String> m, String k, String v, java.util.List<String> acked) {
         try {
