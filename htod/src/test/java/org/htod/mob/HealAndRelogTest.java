@@ -5,8 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.htod.Codec;
 import org.htod.Durability;
 import org.htod.Htod;
@@ -34,45 +38,99 @@ import org.junit.jupiter.api.Test;
  * newest record either failure dropped.
  */
 class HealAndRelogTest {
+    /**
+     * A store at NONE with a map "m" and a map "other", over a device that fails on demand and, at
+     * the crash, keeps nothing it did not sync; and a writer that can be stopped inside a {@code
+     * compute} function of "m".
+     */
+    private static final class Rig {
+        final MemoryDevice disk = new MemoryDevice();
+        final CrashDevice crash = new CrashDevice(disk);
+        final FaultyDevice faults = new FaultyDevice(crash);
+        final HtodStore s;
+        final HtodMap<String, String> m;
+        final HtodMap<String, String> other;
+        final WriteLayer layer;
+        /** Counted down by the computing writer's function once it runs; it then waits for {@link #goOn}. */
+        final CountDownLatch inside = new CountDownLatch(1);
+        final CountDownLatch goOn = new CountDownLatch(1);
+
+        Rig(long logSize) {
+            s = Htod.builder(faults).grain(64).logSize(logSize).bufferSize(64 << 20).durability(Durability.NONE).open();
+            m = s.map("m", Codec.string(), Codec.string());
+            other = s.map("other", Codec.string(), Codec.string());
+            layer = LogStores.layer(s);
+            s.sync();
+        }
+
+        /**
+         * Starts a writer computing k9 of "m", whose function, once {@link #goOn} lets it, runs
+         * {@code then} and returns "c"; returns once the function runs (the writer holds k9's lock
+         * and the append guard's read side). The compute's own error goes to {@code failed}.
+         */
+        Thread computeHeld(Runnable then, Consumer<HtodException> failed) throws InterruptedException {
+            Thread t = new Thread(() -> {
+                try {
+                    m.compute("k9", (k, v) -> {
+                        inside.countDown();
+                        awaitQuietly(goOn);
+                        then.run();
+                        return "c";
+                    });
+                } catch (HtodException e) {
+                    failed.accept(e);
+                }
+            }, "computing");
+            t.start();
+            assertTrue(inside.await(1, TimeUnit.MINUTES));
+            return t;
+        }
+
+        /** Fails the log's next sync: the sync throws, and what it was to make durable is dropped. */
+        void dropBySync() {
+            faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+            assertThrows(HtodException.class, s::sync, "the sync that drops the buffered changes' records");
+            assertTrue(layer.log.failed());
+        }
+
+        /** Starts a writer whose put heals the log; returns once the heal is done (its relog may wait). */
+        Thread healing(Consumer<HtodException> failed) throws InterruptedException {
+            Thread t = new Thread(() -> {
+                try {
+                    m.put("k2", "v2");
+                } catch (HtodException e) {
+                    failed.accept(e);
+                }
+            }, "healing");
+            t.start();
+            while (layer.log.failed()) {
+                assertTrue(t.isAlive(), "the healing writer ended without healing");
+                Thread.sleep(1);
+            }
+            return t;
+        }
+
+        /** The power goes, keeping only what a sync made durable; returns the store reopened on it. */
+        HtodStore crashAndReopen() {
+            crash.crashKeeping(at -> false);
+            LogStores.closeQuietly(s);
+            return Htod.builder(disk.reopen()).open();
+        }
+    }
+
     @Test
     void aSyncBetweenAHealAndItsRelogWaitsForTheRelog() throws Exception {
-        MemoryDevice disk = new MemoryDevice();
-        CrashDevice crash = new CrashDevice(disk);
-        FaultyDevice faults = new FaultyDevice(crash);
-        HtodStore s = Htod.builder(faults).grain(64).logSize(1 << 20).durability(Durability.NONE).open();
-        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
-        s.sync();
-        m.put("k1", "v1"); // acknowledged at NONE: in the buffer and the log's memory
-
-        // A writer stops inside its compute function, holding the append guard's read side.
-        CountDownLatch inside = new CountDownLatch(1);
-        CountDownLatch goOn = new CountDownLatch(1);
-        Thread computing = new Thread(() -> m.compute("k9", (k, v) -> {
-            inside.countDown();
-            awaitQuietly(goOn);
-            return "c";
-        }), "computing");
-        computing.start();
-        assertTrue(inside.await(1, TimeUnit.MINUTES));
-
-        faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
-        assertThrows(HtodException.class, s::sync, "the sync that drops k1's record");
-        WriteLayer layer = LogStores.layer(s);
-        assertTrue(layer.log.failed());
-
-        // Another writer heals the log; its relog of k1 then waits for the computing writer.
-        Thread healing = new Thread(() -> m.put("k2", "v2"), "healing");
-        healing.start();
-        while (layer.log.failed()) {
-            assertTrue(healing.isAlive(), "the healing writer ended without healing");
-            Thread.sleep(1);
-        }
+        Rig g = new Rig(1 << 20);
+        g.m.put("k1", "v1"); // acknowledged at NONE: in the buffer and the log's memory
+        Thread computing = g.computeHeld(() -> {}, e -> {});
+        g.dropBySync();
+        Thread healing = g.healing(e -> {}); // its relog of k1 waits for the computing writer
 
         // The sync begins now, after the heal and before the relog, and k1 was acknowledged before it.
         HtodException[] syncFailed = new HtodException[1];
         Thread syncing = new Thread(() -> {
             try {
-                s.sync();
+                g.s.sync();
             } catch (HtodException e) {
                 syncFailed[0] = e;
             }
@@ -83,17 +141,10 @@ class HealAndRelogTest {
             Thread.sleep(1);
         }
         boolean returnedBeforeRelog = !syncing.isAlive();
-        goOn.countDown();
-        for (Thread t : new Thread[] {computing, healing, syncing}) {
-            t.join(TimeUnit.MINUTES.toMillis(1));
-            assertFalse(t.isAlive(), t.getName() + " still runs");
-        }
+        g.goOn.countDown();
+        joinAll(computing, healing, syncing);
         assertEquals(null, syncFailed[0], "the sync after the heal");
-
-        // The power goes: only what a sync made durable is on the disk.
-        crash.crashKeeping(at -> false);
-        LogStores.closeQuietly(s);
-        try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+        try (HtodStore again = g.crashAndReopen()) {
             HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
             assertEquals("v1", r.get("k1"), "k1, acknowledged before a sync that returned"
                     + (returnedBeforeRelog ? " (the sync returned before the relog)" : ""));
@@ -112,78 +163,38 @@ class HealAndRelogTest {
      */
     @Test
     void aRelogCutShortByASecondFailureIsDoneByTheNextHeal() throws Exception {
-        MemoryDevice disk = new MemoryDevice();
-        CrashDevice crash = new CrashDevice(disk);
-        FaultyDevice faults = new FaultyDevice(crash);
-        HtodStore s = Htod.builder(faults).grain(64).logSize(16 << 20).bufferSize(64 << 20)
-                .durability(Durability.NONE).open();
-        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
-        HtodMap<String, String> other = s.map("other", Codec.string(), Codec.string());
-        WriteLayer layer = LogStores.layer(s);
-        s.sync();
-        m.put("k1", "v1");
-        long k1End = layer.log.end(); // k1's record ends here or before
-
-        CountDownLatch inside = new CountDownLatch(1);
-        CountDownLatch goOn = new CountDownLatch(1);
-        java.util.List<String> acked = new java.util.ArrayList<>();
+        Rig g = new Rig(16 << 20);
+        g.m.put("k1", "v1");
+        long k1End = g.layer.log.end(); // k1's record ends here or before
+        List<String> acked = new ArrayList<>();
         Throwable[] seen = new Throwable[3]; // the second failure, the compute's own write, the healer's
         String big = "x".repeat(64 << 10);
-        Thread computing = new Thread(() -> {
-            try {
-                m.compute("k9", (k, v) -> {
-                    inside.countDown();
-                    awaitQuietly(goOn);
-                    // The heal is done, its relog waits for this function. Written ahead and durable:
-                    int i = 0;
-                    while (layer.log.durable() < k1End) {
-                        putQuietly(other, "o" + i++, big, acked);
-                        assertTrue(i < 100, "no write ahead after " + i + " puts");
-                    }
-                    faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
-                    try {
-                        while (i < 200) {
-                            putQuietly(other, "o" + i++, big, acked);
-                        }
-                    } catch (HtodException e) {
-                        seen[0] = e; // the next write ahead failed
-                    }
-                    return "c";
-                });
-            } catch (HtodException e) {
-                seen[1] = e; // the log refuses the compute's own record
+        Thread computing = g.computeHeld(() -> {
+            // The heal is done, its relog waits for this function. Written ahead and durable:
+            int i = 0;
+            while (g.layer.log.durable() < k1End) {
+                putQuietly(g.other, "o" + i++, big, acked);
+                assertTrue(i < 100, "no write ahead after " + i + " puts");
             }
-        }, "computing");
-        computing.start();
-        assertTrue(inside.await(1, TimeUnit.MINUTES));
-
-        faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
-        assertThrows(HtodException.class, s::sync, "the sync that drops k1's record");
-        Thread healing = new Thread(() -> {
+            g.faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
             try {
-                m.put("k2", "v2");
+                while (i < 200) {
+                    putQuietly(g.other, "o" + i++, big, acked);
+                }
             } catch (HtodException e) {
-                seen[2] = e; // its relog, cut short
+                seen[0] = e; // the next write ahead failed
             }
-        }, "healing");
-        healing.start();
-        while (layer.log.failed()) {
-            assertTrue(healing.isAlive(), "the healing writer ended without healing");
-            Thread.sleep(1);
-        }
-        goOn.countDown();
-        for (Thread t : new Thread[] {computing, healing}) {
-            t.join(TimeUnit.MINUTES.toMillis(1));
-            assertFalse(t.isAlive(), t.getName() + " still runs");
-        }
+        }, e -> seen[1] = e); // the log refuses the compute's own record
+        g.dropBySync();
+        Thread healing = g.healing(e -> seen[2] = e); // its relog, cut short
+        g.goOn.countDown();
+        joinAll(computing, healing);
         assertTrue(seen[0] != null && seen[1] != null && seen[2] != null,
-                "the second failure, and the writes it failed: " + java.util.Arrays.toString(seen));
+                "the second failure, and the writes it failed: " + Arrays.toString(seen));
 
-        faults.heal();
-        s.sync(); // heals again, and makes what that heal logs again durable
-        crash.crashKeeping(at -> false);
-        LogStores.closeQuietly(s);
-        try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+        g.faults.heal();
+        g.s.sync(); // heals again, and makes what that heal logs again durable
+        try (HtodStore again = g.crashAndReopen()) {
             assertEquals("v1", again.map("m", Codec.string(), Codec.string()).get("k1"),
                     "k1, dropped by the first failure, its relog cut short by the second");
             HtodMap<String, String> o = again.map("other", Codec.string(), Codec.string());
@@ -202,52 +213,30 @@ class HealAndRelogTest {
      */
     @Test
     void aWriteInsideAComputeFunctionDoesNotHealTheLog() throws Exception {
-        MemoryDevice disk = new MemoryDevice();
-        CrashDevice crash = new CrashDevice(disk);
-        FaultyDevice faults = new FaultyDevice(crash);
-        HtodStore s = Htod.builder(faults).grain(64).logSize(1 << 20).durability(Durability.NONE).open();
-        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
-        HtodMap<String, String> other = s.map("other", Codec.string(), Codec.string());
-        s.sync();
-        m.put("k1", "v1");
-        CountDownLatch inside = new CountDownLatch(1);
-        CountDownLatch goOn = new CountDownLatch(1);
+        Rig g = new Rig(1 << 20);
+        g.m.put("k1", "v1");
         Throwable[] seen = new Throwable[2]; // the inner write's error, the compute's own
-        Thread computing = new Thread(() -> {
-            try {
-                m.compute("k9", (k, v) -> {
-                    inside.countDown();
-                    awaitQuietly(goOn);
-                    for (int i = 0; i < 10 && seen[0] == null; i++) {
-                        try {
-                            other.put("o" + i, "inner"); // a key under another lock than k9's
-                        } catch (IllegalStateException sameLock) {
-                            // shares k9's lock: refused as a write of k9 itself; try the next
-                        } catch (HtodException e) {
-                            seen[0] = e;
-                        }
-                    }
-                    return "c";
-                });
-            } catch (HtodException e) {
-                seen[1] = e;
+        Thread computing = g.computeHeld(() -> {
+            for (int i = 0; i < 10 && seen[0] == null; i++) {
+                try {
+                    g.other.put("o" + i, "inner"); // a key under another lock than k9's
+                } catch (IllegalStateException sameLock) {
+                    // shares k9's lock: refused as a write of k9 itself; try the next
+                } catch (HtodException e) {
+                    seen[0] = e;
+                }
             }
-        }, "computing");
-        computing.start();
-        assertTrue(inside.await(1, TimeUnit.MINUTES));
-        faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
-        assertThrows(HtodException.class, s::sync, "the sync that drops k1's record");
-        goOn.countDown();
+        }, e -> seen[1] = e);
+        g.dropBySync();
+        g.goOn.countDown();
         computing.join(TimeUnit.MINUTES.toMillis(1));
         assertFalse(computing.isAlive(), "the compute function's write waits for a heal that waits for it");
         assertTrue(seen[0] != null && String.valueOf(seen[0].getMessage()).contains("until it heals"),
                 "the write inside the function: " + seen[0]);
         assertTrue(seen[1] != null, "the compute's own write, refused by the failed log as well");
-        m.put("k2", "v2"); // heals, and logs k1 again
-        s.sync();
-        crash.crashKeeping(at -> false);
-        LogStores.closeQuietly(s);
-        try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+        g.m.put("k2", "v2"); // heals, and logs k1 again
+        g.s.sync();
+        try (HtodStore again = g.crashAndReopen()) {
             HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
             assertEquals("v1", r.get("k1"));
             assertEquals("v2", r.get("k2"));
@@ -257,8 +246,15 @@ class HealAndRelogTest {
         }
     }
 
+    private static void joinAll(Thread... threads) throws InterruptedException {
+        for (Thread t : threads) {
+            t.join(TimeUnit.MINUTES.toMillis(1));
+            assertFalse(t.isAlive(), t.getName() + " still runs");
+        }
+    }
+
     /** Puts {@code k} and notes it acknowledged; a key that shares the computing key's lock is passed over. */
-    private static void putQuietly(HtodMap<String, String> m, String k, String v, java.util.List<String> acked) {
+    private static void putQuietly(HtodMap<String, String> m, String k, String v, List<String> acked) {
         try {
             m.put(k, v);
             acked.add(k);
