@@ -46,7 +46,9 @@ import org.htod.core.alloc.Heap;
  * So a reader sees a link either in memory or on disk (and in the cache) with the same value,
  * never a stale copy. A flush moves the waiting links from {@link #pending} to {@link #flushing}
  * (in that order of publication, so that a reader who looks in {@code pending} first and {@code
- * flushing} second cannot miss one) and empties {@code flushing} once they are all written.
+ * flushing} second cannot miss one) and empties {@code flushing} once they are all written. A
+ * flush that fails puts its links back into {@code pending} and leaves them in {@code flushing}
+ * too, until the next flush begins, for the same reader.
  */
 final class SyncGate {
     /** Links or unlinked blocks waiting before a writer flushes them. */
@@ -444,8 +446,12 @@ final class SyncGate {
         keptLinks = true;
         Map<Long, Link> back = new ConcurrentHashMap<>(b.links);
         back.putAll(pending);
-        pending = back; // before flushing empties, so that a reader always finds the link in one of them
-        flushing = Map.of();
+        // flushing keeps these links until the next flush begins: a reader reads pending first and
+        // flushing second, so one that read pending before this line must still find them there.
+        // Emptied here, as it was, such a reader found a link in neither and took the disk's stale
+        // value (a writer then walked into a block it had unlinked). Every link flushing holds is
+        // in pending too now, the newer value there, which readers see first.
+        pending = back;
         List<Long> blocks = new ArrayList<>(b.unlinked);
         blocks.addAll(retired);
         retired = blocks;
