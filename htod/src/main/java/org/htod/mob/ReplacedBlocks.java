@@ -91,6 +91,19 @@ final class ReplacedBlocks {
      * if they had not been placed.
      */
     boolean worthASync(long bufferCapacity) {
-        return bytes > Math.max(1 << 20, Math.min(bufferCapacity, log.regionSize()) / 8);
+        return bytes > syncAt(bufferCapacity);
+    }
+
+    /**
+     * Whether the blocks waiting take twice what {@link #worthASync} allows: the flusher, which
+     * syncs for them, is behind the writers (starved of the processor), and a writer syncs
+     * instead, so that the heap stays in proportion to what is live whatever the scheduling.
+     */
+    boolean overdue(long bufferCapacity) {
+        return bytes > 2 * syncAt(bufferCapacity);
+    }
+
+    private long syncAt(long bufferCapacity) {
+        return Math.max(1 << 20, Math.min(bufferCapacity, log.regionSize()) / 8);
     }
 }
