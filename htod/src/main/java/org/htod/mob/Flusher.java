@@ -126,11 +126,8 @@ final class Flusher {
                         log.sync();
                     }
                 }
-                if (installs.replaced.worthASync(mob.capacity()) && !log.failed()) {
-                    // Placed values replaced before their install hold heap blocks until the records
-                    // that replaced them are durable: a sync gives them back.
-                    log.sync();
-                    installs.replaced.releaseDurable();
+                if (installs.replaced.worthASync(mob.capacity())) {
+                    installs.replaced.syncAndGiveBack();
                 }
                 boolean idle = System.nanoTime() - idleSince > 1_000_000_000L;
                 if (layer.closing() || idle || overHighWater()) {

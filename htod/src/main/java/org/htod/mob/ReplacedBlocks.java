@@ -79,6 +79,21 @@ final class ReplacedBlocks {
         }
     }
 
+    /**
+     * Syncs the log and gives back the blocks whose replacing records that made durable: placed
+     * values replaced before their install hold heap blocks until then. Nothing while the log has
+     * failed, which heals first.
+     *
+     * @throws org.htod.core.HtodException if the sync fails
+     */
+    void syncAndGiveBack() {
+        if (log.failed()) {
+            return;
+        }
+        log.sync();
+        releaseDurable();
+    }
+
     /** Blocks waiting for their replacing record to be durable. */
     int waiting() {
         return count;

@@ -283,30 +283,19 @@ public final class WriteLayer {
             awaitLogRoom(expected);
         }
         installs.replaced.releaseDurable();
-        if (installs.replaced.overdue(mob.capacity())) {
-            giveReplacedBlocksBack();
+        // Back-pressure on replaced placed values at ASYNC and NONE: their blocks wait for a sync
+        // that only the flusher makes, and a flusher starved of the processor let them pile up (a
+        // churn of 8 MB of live values took 42 MB of heap under a loaded build, 17 MB alone), so
+        // the writer syncs for them itself. Not inside a compute function, whose thread holds the
+        // append guard that a relog the sync may wait for needs.
+        if (installs.replaced.overdue(mob.capacity()) && !mob.holdsAnyLock()) {
+            try {
+                installs.replaced.syncAndGiveBack();
+            } catch (HtodException e) {
+                // this write is made; the next one heals the log
+            }
         }
         flusher.nudge();
-    }
-
-    /**
-     * Back-pressure on replaced placed values at ASYNC and NONE: their blocks wait for a sync that
-     * only the flusher makes, and a flusher starved of the processor let them pile up (a churn of
-     * 8 MB of live values took 42 MB of heap under a loaded build, 17 MB alone). The writer syncs
-     * the log and gives them back itself. Not inside a compute function, whose thread holds the
-     * append guard that a relog the sync may wait for needs; and a failure of the sync is left to
-     * the next write, which heals the log: this write is made already.
-     */
-    private void giveReplacedBlocksBack() {
-        if (log.failed() || mob.holdsAnyLock()) {
-            return;
-        }
-        try {
-            log.sync();
-        } catch (HtodException e) {
-            return;
-        }
-        installs.replaced.releaseDurable();
     }
 
     /**
