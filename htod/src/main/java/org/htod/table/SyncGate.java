@@ -24,7 +24,7 @@ import org.htod.core.alloc.Heap;
  * A link (a bucket slot, or an entry's {@code next}) may reach the disk only after the entry it
  * names is durable, or a crash could keep the link and lose the entry, and with it the rest of
  * the chain. Rather than sync between every entry and its link, a table hands the link to {@link
- * #setLink}: it is kept in memory, where every reader of the chain sees it ({@link #pending}),
+ * #setLink}: it is kept in memory, where every reader of the chain sees it ({@link #pendingLink}),
  * and a <em>flush</em> writes it later, after one device sync that covers every entry written
  * before the flush began. A flush therefore costs one sync for any number of links, and writes
  * them in ascending device order. Flushes run when {@link #maxPendingLinks} links or blocks wait
@@ -44,11 +44,15 @@ import org.htod.core.alloc.Heap;
  * A link is set under the view write lock of its stripe, and a flush writes it, and updates the
  * entry cache, under the same lock; readers hold that lock's read side while they follow links.
  * So a reader sees a link either in memory or on disk (and in the cache) with the same value,
- * never a stale copy. A flush moves the waiting links from {@link #pending} to {@link #flushing}
- * (in that order of publication, so that a reader who looks in {@code pending} first and {@code
- * flushing} second cannot miss one) and empties {@code flushing} once they are all written. A
- * flush that fails puts its links back into {@code pending} and leaves them in {@code flushing}
- * too, until the next flush begins, for the same reader.
+ * never a stale copy. The links not on disk are in one of two maps, the waiting ones and those
+ * of the flush in flight, which a flush replaces rather than empties: the pair is one immutable
+ * {@link Waiting}, published whole by a volatile write, so a reader reads both as of one moment.
+ * A flush publishes its links as the flush's map and a fresh waiting map in one step, and once
+ * they are all written, an empty flush's map; one that fails publishes its links, merged with
+ * those set meanwhile, as the waiting map. Each state holds every link not written, and a reader
+ * that looked before a change still holds maps with every link it could need. (Two volatile
+ * fields, read one after the other, once let a reader read the waiting map before a failed flush
+ * and the flush's map after it, find the link in neither, and follow the disk's stale copy.)
  */
 final class SyncGate {
     /** Links or unlinked blocks waiting before a writer flushes them. */
@@ -67,15 +71,29 @@ final class SyncGate {
      */
     record Link(long block, long offset, long target, long salt, ReentrantReadWriteLock view, boolean isNext) {}
 
-    /** Links set since the last flush began, by device address. */
-    private volatile Map<Long, Link> pending = new ConcurrentHashMap<>();
-    /** Links of the flush in flight, until they are all written. */
-    private volatile Map<Long, Link> flushing = Map.of();
-    /** Blocks unlinked by links in {@link #pending} (or earlier). Guarded by this. */
+    /**
+     * The links not on disk, by device address: {@code pending}, set since the last flush began
+     * (setLink adds to it in place), and {@code flushing}, those of the flush in flight until it
+     * has written them all. Never changed but by a new pair, published under this.
+     */
+    record Waiting(Map<Long, Link> pending, Map<Long, Link> flushing) {
+        /** The link at {@code key}, the waiting one first: it is the newer. */
+        Link get(long key) {
+            Link l = pending.get(key);
+            return l != null ? l : flushing.get(key);
+        }
+
+        boolean isEmpty() {
+            return pending.isEmpty() && flushing.isEmpty();
+        }
+    }
+
+    private volatile Waiting waiting = new Waiting(new ConcurrentHashMap<>(), Map.of());
+    /** Blocks unlinked by waiting links (or earlier). Guarded by this. */
     private List<Long> retired = new ArrayList<>();
     /** Blocks unlinked by links that the last flush wrote but did not sync. Touched by the flush in flight only. */
     private List<Long> awaiting = new ArrayList<>();
-    /** Links and blocks that a flush would take now: new addresses in {@link #pending} plus {@link #retired}. */
+    /** Links and blocks that a flush would take now: new addresses among the waiting links plus {@link #retired}. */
     private volatile int queued;
 
     /** Entries written since the last device sync began, perhaps fewer durable than counted. Guarded by this. */
@@ -129,21 +147,20 @@ final class SyncGate {
      */
     synchronized void setLink(long block, long offset, long target, long salt, ReentrantReadWriteLock view,
             boolean isNext) {
-        if (pending.put(key(block, offset), new Link(block, offset, target, salt, view, isNext)) == null) {
+        if (waiting.pending.put(key(block, offset), new Link(block, offset, target, salt, view, isNext)) == null) {
             queued++;
         }
     }
 
     /** The waiting link at {@code offset} of {@code block}, or null if the disk holds the current value. */
     Link pendingLink(long block, long offset) {
-        Map<Long, Link> p = pending;
-        Map<Long, Link> f = flushing;
-        if (p.isEmpty() && f.isEmpty()) {
-            return null;
-        }
-        long k = key(block, offset);
-        Link l = p.get(k);
-        return l != null ? l : f.get(k);
+        Waiting w = waiting; // one read: both maps as of one moment
+        return w.isEmpty() ? null : w.get(key(block, offset));
+    }
+
+    /** The links not on disk now, for a test that looks at them across a flush. */
+    Waiting waiting() {
+        return waiting;
     }
 
     /** The current value of a link whose disk copy is {@code onDisk}. */
@@ -230,7 +247,7 @@ final class SyncGate {
         // cache update of a next link is harmless for a segment, which the cache never holds.
         ReentrantReadWriteLock view = new ReentrantReadWriteLock();
         for (InstallRecord.LinkWrite l : links) {
-            pending.put(key(l.block(), l.offset()), new Link(l.block(), l.offset(), l.value(), l.salt(), view,
+            waiting.pending.put(key(l.block(), l.offset()), new Link(l.block(), l.offset(), l.value(), l.salt(), view,
                     l.offset() == Entries.NEXT_OFFSET));
         }
     }
@@ -239,12 +256,22 @@ final class SyncGate {
     void writeRecovered() {
         Map<Long, Link> links;
         synchronized (this) {
-            links = pending;
-            flushing = links;
-            pending = new ConcurrentHashMap<>();
+            links = takeWaiting();
         }
         writeLinks(links);
-        flushing = Map.of();
+        written();
+    }
+
+    /** Publishes the waiting links as the flush's and a fresh waiting map; the caller holds this. */
+    private Map<Long, Link> takeWaiting() {
+        Map<Long, Link> links = waiting.pending;
+        waiting = new Waiting(new ConcurrentHashMap<>(), links);
+        return links;
+    }
+
+    /** The flush in flight has written its links: they are on disk, and in the caches, now. */
+    private synchronized void written() {
+        waiting = new Waiting(waiting.pending, Map.of());
     }
 
     /** Links and blocks that the next flush would take. */
@@ -254,7 +281,7 @@ final class SyncGate {
 
     /** Whether any link or block waits, or a flush is in flight. */
     synchronized boolean busy() {
-        return inFlight || !pending.isEmpty() || !retired.isEmpty() || !awaiting.isEmpty();
+        return inFlight || !waiting.pending.isEmpty() || !retired.isEmpty() || !awaiting.isEmpty();
     }
 
     /** Device syncs run so far. */
@@ -337,9 +364,7 @@ final class SyncGate {
     private Batch begin(boolean durable) {
         inFlight = true;
         long number = durable ? ++durableStarted : 0;
-        Map<Long, Link> links = pending;
-        flushing = links; // before pending changes, so that a reader always finds the link in one of them
-        pending = new ConcurrentHashMap<>();
+        Map<Long, Link> links = takeWaiting();
         List<Long> unlinked = retired;
         retired = new ArrayList<>();
         queued = 0;
@@ -390,11 +415,11 @@ final class SyncGate {
         freeAll(awaiting);
         if (b.links.isEmpty()) {
             // The links that unlinked these blocks were written before the sync above.
-            flushing = Map.of();
+            written();
             freeAll(b.unlinked);
         } else {
             writeLinks(b.links);
-            flushing = Map.of();
+            written();
             if (b.durable) {
                 deviceSync();
                 freeAll(b.unlinked);
@@ -426,7 +451,7 @@ final class SyncGate {
             b.unlinked.clear();
             throw e;
         }
-        flushing = Map.of();
+        written();
         List<Long> earlier;
         synchronized (this) {
             earlier = recordedUnfreed;
@@ -445,17 +470,14 @@ final class SyncGate {
     private synchronized void restore(Batch b) {
         keptLinks = true;
         Map<Long, Link> back = new ConcurrentHashMap<>(b.links);
-        back.putAll(pending);
-        // flushing keeps these links until the next flush begins: a reader reads pending first and
-        // flushing second, so one that read pending before this line must still find them there.
-        // Emptied here, as it was, such a reader found a link in neither and took the disk's stale
-        // value (a writer then walked into a block it had unlinked). Every link flushing holds is
-        // in pending too now, the newer value there, which readers see first.
-        pending = back;
+        back.putAll(waiting.pending);
+        // One step: a reader sees the old pair, where each link is in one of the two maps, or
+        // this one, where all are in the first.
+        waiting = new Waiting(back, Map.of());
         List<Long> blocks = new ArrayList<>(b.unlinked);
         blocks.addAll(retired);
         retired = blocks;
-        queued = pending.size() + retired.size();
+        queued = back.size() + retired.size();
     }
 
     private void deviceSync() {

@@ -1,9 +1,15 @@
 package org.htod.table;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -11,6 +17,7 @@ import org.htod.core.HtodException;
 import org.htod.core.alloc.Heap;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.device.FaultyDevice;
+import org.htod.core.device.ForwardingDevice;
 import org.htod.core.device.MemoryDevice;
 import org.htod.core.storage.Storage;
 import org.junit.jupiter.api.Test;
@@ -27,9 +34,11 @@ import org.junit.jupiter.api.Test;
  * of 128 ..., found bucket 94" ({@code FailedWritesCrashTest}, direct mode at ASYNC with three
  * writers, about once in 190,000 points, where background syncs fail beside the writers).
  *
- * <p>Here one link waits, its every flush fails, and readers look it up between and during the
- * failures: the race is a few instructions wide, so the test repeats the failure many times and
- * counts the lookups that missed, which must be none.
+ * <p>The gate now publishes both maps as one pair, so a reader reads them as of one moment and
+ * no interleaving remains between its reads: {@link #everyStateOfAFailedFlushHoldsItsLinks} stops
+ * a flush in its link write and looks at each state the gate publishes, in order. {@link
+ * #aLinkWhoseFlushFailsIsNeverHiddenFromReaders} stays, as a stress test: one link waits, its
+ * every flush fails, and readers look it up between and during the failures, many times over.
  */
 class FailedFlushVisibilityTest {
     @Test
@@ -92,5 +101,128 @@ class FailedFlushVisibilityTest {
         heap.readAt(entry, Entries.NEXT_OFFSET, onDisk);
         assertEquals(target, onDisk.getLong(0), "the link, written at last");
         storage.close();
+    }
+
+    /**
+     * Two links wait; a flush is held in the write of the first (the lower address), and the
+     * second is set again meanwhile; the held write fails; a second flush is held the same way,
+     * then succeeds. At each step both links read as last set: in the flush's map while it
+     * writes, back among the waiting ones after its failure (the value set during the flush
+     * winning), on disk after the success. The pairs read before a step still answer after it.
+     */
+    @Test
+    void everyStateOfAFailedFlushHoldsItsLinks() throws Exception {
+        FaultyDevice faults = new FaultyDevice(new MemoryDevice());
+        HoldingDevice device = new HoldingDevice(faults);
+        Storage storage = Storage.create(device, ContainerConfig.builder().grain(64).logSize(0).build());
+        Heap heap = storage.heap();
+        SyncGate gate = new SyncGate(heap, new EntryCache(1 << 20), Integer.MAX_VALUE, null);
+        long low = heap.allocate(ByteBuffer.allocate(64));
+        long high = heap.allocate(ByteBuffer.allocate(64));
+        assertTrue(heap.address(low) < heap.address(high), "allocated in address order");
+        long lowTarget = heap.allocate(ByteBuffer.allocate(64));
+        long highTarget = heap.allocate(ByteBuffer.allocate(64));
+        long highNewer = heap.allocate(ByteBuffer.allocate(64));
+        ReentrantReadWriteLock lowView = new ReentrantReadWriteLock();
+        ReentrantReadWriteLock highView = new ReentrantReadWriteLock();
+        set(gate, low, lowTarget, 1, lowView);
+        set(gate, high, highTarget, 2, highView);
+        SyncGate.Waiting before = gate.waiting();
+        assertLinks(gate, lowTarget, highTarget, low, high, "set, no flush yet");
+
+        device.holdNextWrite();
+        CompletableFuture<Void> failing = CompletableFuture.runAsync(gate::flush);
+        device.awaitHeld();
+        SyncGate.Waiting during = gate.waiting();
+        assertLinks(gate, lowTarget, highTarget, low, high, "a flush writes the first of them");
+        assertTrue(during.pending().isEmpty() && during.flushing().size() == 2,
+                "the flush took both, a fresh map waits: " + during);
+        set(gate, high, highNewer, 2, highView); // the flush holds the low link's view only
+        faults.failWrite(1, FaultyDevice.Fault.IO_ERROR, false);
+        device.release();
+        ExecutionException e = assertThrows(ExecutionException.class, () -> failing.get(1, TimeUnit.MINUTES));
+        assertTrue(e.getCause() instanceof HtodException, "the flush's failure: " + e.getCause());
+        assertLinks(gate, lowTarget, highNewer, low, high, "the flush failed");
+        assertTrue(gate.waiting().flushing().isEmpty(), "all went back among the waiting links");
+        assertEquals(lowTarget, before.get(heap.address(low) + Entries.NEXT_OFFSET).target(), "a pair read before");
+        assertEquals(lowTarget, during.get(heap.address(low) + Entries.NEXT_OFFSET).target(), "a pair read during");
+        assertEquals(highNewer, during.get(heap.address(high) + Entries.NEXT_OFFSET).target(),
+                "a pair read during: its waiting map is the one the newer link went into");
+
+        device.holdNextWrite();
+        CompletableFuture<Void> succeeding = CompletableFuture.runAsync(gate::flush);
+        device.awaitHeld();
+        assertLinks(gate, lowTarget, highNewer, low, high, "a second flush writes the first of them");
+        device.release();
+        succeeding.get(1, TimeUnit.MINUTES);
+        assertNull(gate.pendingLink(low, Entries.NEXT_OFFSET), "nothing waits once a flush succeeds");
+        assertNull(gate.pendingLink(high, Entries.NEXT_OFFSET), "nothing waits once a flush succeeds");
+        assertEquals(lowTarget, onDisk(heap, low), "written at last");
+        assertEquals(highNewer, onDisk(heap, high), "written at last, the newer value");
+        storage.close();
+    }
+
+    private static void set(SyncGate gate, long block, long target, long salt, ReentrantReadWriteLock view) {
+        view.writeLock().lock();
+        try {
+            gate.setLink(block, Entries.NEXT_OFFSET, target, salt, view, true);
+        } finally {
+            view.writeLock().unlock();
+        }
+    }
+
+    private static void assertLinks(SyncGate gate, long lowTarget, long highTarget, long low, long high, String when) {
+        SyncGate.Link l = gate.pendingLink(low, Entries.NEXT_OFFSET);
+        SyncGate.Link h = gate.pendingLink(high, Entries.NEXT_OFFSET);
+        assertTrue(l != null && h != null, when + ": both links are in memory, not yet on disk: " + gate.waiting());
+        assertEquals(lowTarget, l.target(), when + ": the first link");
+        assertEquals(highTarget, h.target(), when + ": the second link");
+    }
+
+    private static long onDisk(Heap heap, long block) {
+        ByteBuffer b = ByteBuffer.allocate(8);
+        heap.readAt(block, Entries.NEXT_OFFSET, b);
+        return b.getLong(0);
+    }
+
+    /** Holds the next write, once armed, until the test releases it. */
+    private static final class HoldingDevice extends ForwardingDevice {
+        private volatile CountDownLatch held;
+        private volatile CountDownLatch release;
+        private volatile boolean armed;
+
+        HoldingDevice(FaultyDevice inner) {
+            super(inner);
+        }
+
+        void holdNextWrite() {
+            held = new CountDownLatch(1);
+            release = new CountDownLatch(1);
+            armed = true;
+        }
+
+        void awaitHeld() throws InterruptedException {
+            assertTrue(held.await(1, TimeUnit.MINUTES), "the flush reached its link write");
+        }
+
+        void release() {
+            release.countDown();
+        }
+
+        @Override
+        public void write(long pos, ByteBuffer src) {
+            if (armed) {
+                armed = false;
+                held.countDown();
+                try {
+                    if (!release.await(5, TimeUnit.MINUTES)) {
+                        throw new AssertionError("the test never released the held write");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            super.write(pos, src);
+        }
     }
 }
