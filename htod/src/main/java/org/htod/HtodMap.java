@@ -47,9 +47,13 @@ import org.htod.table.TableWriter;
  * org.htod.core.StoreClosedException} when used afterwards.
  *
  * <p>The functions given to {@code compute}, {@code computeIfAbsent}, {@code computeIfPresent}
- * and {@code merge} run under the key's lock and must not use this map, nor sync the store (in
- * log mode a sync from such a function throws {@link IllegalStateException}: it could wait for a
- * heal of the log that waits for the function).
+ * and {@code merge} run under the key's lock. They may read any map of the store, and must not
+ * change the store: a write to any of its maps, a new map, a {@link WriteBatch} commit, a sync, a
+ * checkpoint, a copy or a verify from inside one throws {@link IllegalStateException}, and
+ * changes nothing. Each of these can wait for the store's own work (in log mode the flusher,
+ * which takes that key's lock; a heal of the log; a copy's hold on writers), which would wait for
+ * the function: a function that wrote another map hung once the write buffer or the log filled.
+ * Write after the function returns, or use a {@link WriteBatch} for changes that go together.
  */
 public final class HtodMap<K, V> extends AbstractMap<K, V> implements ConcurrentMap<K, V> {
     private final String name;
@@ -370,7 +374,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
         byte[] k = keyBytes(key);
         List<V> out = new ArrayList<>(1);
         writer.update(k, cur -> {
-            V nv = fn.apply(key, value(cur));
+            V nv = store.runFunction(() -> fn.apply(key, value(cur)));
             out.add(nv);
             if (nv == null) {
                 return cur == null ? null : Change.REMOVE;
@@ -390,7 +394,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
                 out.add(value(cur));
                 return null;
             }
-            V nv = fn.apply(key);
+            V nv = store.runFunction(() -> fn.apply(key));
             out.add(nv);
             return nv == null ? null : Change.put(valueBytes(k, nv), 0);
         });
@@ -407,7 +411,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
                 out.add(null);
                 return null;
             }
-            V nv = fn.apply(key, value(cur));
+            V nv = store.runFunction(() -> fn.apply(key, value(cur)));
             out.add(nv);
             return nv == null ? Change.REMOVE : Change.put(valueBytes(k, nv), 0);
         });
@@ -425,7 +429,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
                 out.add(value);
                 return Change.put(given, 0);
             }
-            V nv = fn.apply(value(cur), value);
+            V nv = store.runFunction(() -> fn.apply(value(cur), value));
             out.add(nv);
             return nv == null ? Change.REMOVE : Change.put(valueBytes(k, nv), 0);
         });

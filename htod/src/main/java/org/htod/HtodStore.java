@@ -77,6 +77,11 @@ public final class HtodStore implements AutoCloseable {
      * while they do. Writers read it ({@link #beforeWrite}); set and cleared by any sync.
      */
     private volatile HtodException backgroundFailure;
+    /**
+     * Per thread: how many functions given to compute or merge on this store's maps it is in
+     * (see {@link #refuseInFunction}).
+     */
+    private final ThreadLocal<int[]> functions = ThreadLocal.withInitial(() -> new int[1]);
 
     /** Opens the file of a log-mode store again, with the options it was opened with. */
     record Reopen(java.nio.file.Path path,
@@ -187,6 +192,7 @@ public final class HtodStore implements AutoCloseable {
      * itself), where the interval promises one.
      */
     void beforeWrite() {
+        refuseInFunction("write to the store");
         if (backgroundFailure == null) {
             return;
         }
@@ -197,6 +203,34 @@ public final class HtodStore implements AutoCloseable {
             backgroundFailure = e;
             throw new HtodException("the background sync of " + tables.storage().heap().device().name()
                     + " failed and a sync now failed too, so this write was not made: " + e.getMessage(), e);
+        }
+    }
+
+    /** Runs {@code f}, a function given to compute or merge, marked as such for {@link #refuseInFunction}. */
+    <T> T runFunction(java.util.function.Supplier<T> f) {
+        int[] depth = functions.get();
+        depth[0]++;
+        try {
+            return f.get();
+        } finally {
+            depth[0]--;
+        }
+    }
+
+    /**
+     * Refuses {@code what} (a write, a sync, a batch...) from inside a function given to compute
+     * or merge. Such a function runs holding its key's lock, and in log mode the append guard;
+     * the flusher takes that lock to install the key, and a checkpoint, a heal of the log and a
+     * copy wait for the guard. A write from inside it waits for the flusher once the buffer or the
+     * log is full, and so did, for good (writes of another map were let through before, and hung
+     * so); a sync may wait for a heal, and a copy for the guard. Refused always rather than hung
+     * sometimes, in both modes, so that code written against one does not hang in the other.
+     */
+    void refuseInFunction(String what) {
+        if (functions.get()[0] > 0) {
+            throw new IllegalStateException("a function given to compute or merge must not " + what + " (it runs"
+                    + " holding its key's lock, which the store's writes, syncs and copies may wait for); read"
+                    + " in it, and write after it returns");
         }
     }
 
@@ -217,13 +251,20 @@ public final class HtodStore implements AutoCloseable {
         enter();
         try {
             WriteLayer l = layer;
+            boolean inFunction = functions.get()[0] > 0;
             if (l != null) {
-                BufferedMap m = l.map(name, true);
+                BufferedMap m = l.map(name, !inFunction);
+                if (m == null) {
+                    refuseInFunction("create a map ('" + name + "')");
+                }
                 MapHandle h = handles.computeIfAbsent(name, n -> new MapHandle(n, m));
                 MeteredTable metered = new MeteredTable(name, h, null, null, meter, this);
                 return new HtodMap<>(name, metered, h, keyCodec, valueCodec, clock::millis, this);
             }
-            HashtableOnDisk t = tables.table(name, true);
+            HashtableOnDisk t = tables.table(name, !inFunction);
+            if (t == null) {
+                refuseInFunction("create a map ('" + name + "')");
+            }
             MeteredTable metered = new MeteredTable(name, null, t, t, meter, this);
             return new HtodMap<>(name, metered, null, keyCodec, valueCodec, clock::millis, this);
         } finally {
@@ -244,6 +285,7 @@ public final class HtodStore implements AutoCloseable {
 
     /** Makes every write so far durable. */
     public void sync() {
+        refuseInFunction("sync the store");
         enter();
         try {
             WriteLayer l = layer;
@@ -277,6 +319,7 @@ public final class HtodStore implements AutoCloseable {
      * fills; call it before a planned stop that may not close cleanly. No effect in direct mode.
      */
     public void checkpoint() {
+        refuseInFunction("checkpoint the store");
         enter();
         try {
             WriteLayer l = layer;
@@ -338,6 +381,7 @@ public final class HtodStore implements AutoCloseable {
      */
     public VerifyReport verify(Progress progress) {
         Objects.requireNonNull(progress, "progress");
+        refuseInFunction("verify the store");
         enter();
         try {
             WriteLayer l = layer;
@@ -430,6 +474,7 @@ public final class HtodStore implements AutoCloseable {
             throw new UnsupportedOperationException("a consistent copy of an open store needs the log; " + this
                     + " was opened in direct mode");
         }
+        refuseInFunction("copy the store");
         enter(); // the whole copy: an online compaction waits for it
         try {
             StoreOps.refuseExisting(target);

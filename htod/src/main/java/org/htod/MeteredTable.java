@@ -141,6 +141,7 @@ final class MeteredTable implements TableReader, TableWriter {
     public long sweepExpired() {
         // Not told to a compaction: it removes only dead entries, which are invisible in the new
         // file too (and removed there by its next sweep).
+        store.refuseInFunction("write to the store");
         store.enter();
         try {
             return writer().sweepExpired();

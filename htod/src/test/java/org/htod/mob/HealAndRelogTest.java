@@ -20,6 +20,8 @@ import org.htod.core.HtodException;
 import org.htod.core.device.CrashDevice;
 import org.htod.core.device.FaultyDevice;
 import org.htod.core.device.MemoryDevice;
+import org.htod.table.Change;
+import org.htod.table.Mutation;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -84,6 +86,17 @@ class HealAndRelogTest {
             t.start();
             assertTrue(inside.await(1, TimeUnit.MINUTES));
             return t;
+        }
+
+        /**
+         * Puts {@code k} of "other" through the write layer itself, below the store's refusal of
+         * changes from inside a compute function: from the held function, the records that a
+         * writer in the middle of its change (holding the append guard, as the function does)
+         * writes while a relog waits for the guard.
+         */
+        void putBelow(String k, String v) {
+            byte[] value = Codec.string().encode(v);
+            layer.map("other", false).update(Codec.string().encode(k), Mutation.blind(cur -> Change.put(value, 0)));
         }
 
         /** Fails the log's next sync: the sync throws, and what it was to make durable is dropped. */
@@ -173,13 +186,13 @@ class HealAndRelogTest {
             // The heal is done, its relog waits for this function. Written ahead and durable:
             int i = 0;
             while (g.layer.log.durable() < k1End) {
-                putQuietly(g.other, "o" + i++, big, acked);
+                putQuietly(g, "o" + i++, big, acked);
                 assertTrue(i < 100, "no write ahead after " + i + " puts");
             }
             g.faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
             try {
                 while (i < 200) {
-                    putQuietly(g.other, "o" + i++, big, acked);
+                    putQuietly(g, "o" + i++, big, acked);
                 }
             } catch (HtodException e) {
                 seen[0] = e; // the next write ahead failed
@@ -206,10 +219,11 @@ class HealAndRelogTest {
     }
 
     /**
-     * A compute function that writes another map while the log has failed: its write cannot heal
-     * the log (the relog would wait for the append guard the function's thread holds, for good),
-     * so it gets the log's refusal; the next write outside the function heals, and nothing
-     * acknowledged is lost.
+     * A write of another map, made through the write layer from inside a compute function while
+     * the log has failed (the store refuses such a write before it reaches the layer: see {@code
+     * ComputeFunctionTest}; this is the layer's own guard): it cannot heal the log (the relog
+     * would wait for the append guard the function's thread holds, for good), so it gets the
+     * log's refusal; the next write outside the function heals, and nothing acknowledged is lost.
      */
     @Test
     void aWriteInsideAComputeFunctionDoesNotHealTheLog() throws Exception {
@@ -219,7 +233,7 @@ class HealAndRelogTest {
         Thread computing = g.computeHeld(() -> {
             for (int i = 0; i < 10 && seen[0] == null; i++) {
                 try {
-                    g.other.put("o" + i, "inner"); // a key under another lock than k9's
+                    g.putBelow("o" + i, "inner"); // a key under another lock than k9's
                 } catch (IllegalStateException sameLock) {
                     // shares k9's lock: refused as a write of k9 itself; try the next
                 } catch (HtodException e) {
@@ -253,10 +267,10 @@ class HealAndRelogTest {
         }
     }
 
-    /** Puts {@code k} and notes it acknowledged; a key that shares the computing key's lock is passed over. */
-    private static void putQuietly(HtodMap<String, String> m, String k, String v, List<String> acked) {
+    /** Puts {@code k} of "other" below the store, notes it acknowledged; a key that shares the computing key's lock is passed over. */
+    private static void putQuietly(Rig g, String k, String v, List<String> acked) {
         try {
-            m.put(k, v);
+            g.putBelow(k, v);
             acked.add(k);
         } catch (IllegalStateException sameLock) {
             // a write under the lock the compute function holds: refused, nothing written
@@ -267,7 +281,8 @@ class HealAndRelogTest {
      * A function given to {@code compute} runs holding its key's lock and the append guard, for
      * which a heal's relog waits: a sync from inside it, which waits for a relog, is refused
      * rather than left to deadlock with a heal, as a write of its own key is; the map and the
-     * store go on.
+     * store go on. (The store refuses both before the write layer sees them; the layer refuses
+     * them too, for its own callers: {@code WriteLayer.sync}, {@code WriteLayer.write}.)
      */
     @Test
     void aComputeFunctionMayNeitherSyncTheStoreNorWriteItsKey() {
