@@ -18,6 +18,7 @@ import org.htod.HtodStore;
 import org.htod.StoreStats;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.ForwardingDevice;
+import org.htod.core.device.HeldDevice;
 import org.htod.core.device.MemoryDevice;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

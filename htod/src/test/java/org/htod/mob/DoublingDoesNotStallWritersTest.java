@@ -17,6 +17,7 @@ import org.htod.HtodMap;
 import org.htod.HtodStore;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.ForwardingDevice;
+import org.htod.core.device.HeldDevice;
 import org.htod.core.device.MemoryDevice;
 import org.junit.jupiter.api.Test;
 

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -17,7 +16,7 @@ import org.htod.core.HtodException;
 import org.htod.core.alloc.Heap;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.device.FaultyDevice;
-import org.htod.core.device.ForwardingDevice;
+import org.htod.core.device.HeldDevice;
 import org.htod.core.device.MemoryDevice;
 import org.htod.core.storage.Storage;
 import org.junit.jupiter.api.Test;
@@ -113,7 +112,7 @@ class FailedFlushVisibilityTest {
     @Test
     void everyStateOfAFailedFlushHoldsItsLinks() throws Exception {
         FaultyDevice faults = new FaultyDevice(new MemoryDevice());
-        HoldingDevice device = new HoldingDevice(faults);
+        HeldDevice device = new HeldDevice(faults, true, () -> true);
         Storage storage = Storage.create(device, ContainerConfig.builder().grain(64).logSize(0).build());
         Heap heap = storage.heap();
         SyncGate gate = new SyncGate(heap, new EntryCache(1 << 20), Integer.MAX_VALUE, null);
@@ -130,16 +129,16 @@ class FailedFlushVisibilityTest {
         SyncGate.Waiting before = gate.waiting();
         assertLinks(gate, lowTarget, highTarget, low, high, "set, no flush yet");
 
-        device.holdNextWrite();
+        device.arm();
         CompletableFuture<Void> failing = CompletableFuture.runAsync(gate::flush);
-        device.awaitHeld();
+        assertTrue(device.held.await(1, TimeUnit.MINUTES), "the flush reached its link write");
         SyncGate.Waiting during = gate.waiting();
         assertLinks(gate, lowTarget, highTarget, low, high, "a flush writes the first of them");
         assertTrue(during.pending().isEmpty() && during.flushing().size() == 2,
                 "the flush took both, a fresh map waits: " + during);
         set(gate, high, highNewer, 2, highView); // the flush holds the low link's view only
         faults.failWrite(1, FaultyDevice.Fault.IO_ERROR, false);
-        device.release();
+        device.release.countDown();
         ExecutionException e = assertThrows(ExecutionException.class, () -> failing.get(1, TimeUnit.MINUTES));
         assertTrue(e.getCause() instanceof HtodException, "the flush's failure: " + e.getCause());
         assertLinks(gate, lowTarget, highNewer, low, high, "the flush failed");
@@ -149,11 +148,11 @@ class FailedFlushVisibilityTest {
         assertEquals(highNewer, during.get(heap.address(high) + Entries.NEXT_OFFSET).target(),
                 "a pair read during: its waiting map is the one the newer link went into");
 
-        device.holdNextWrite();
+        device.arm();
         CompletableFuture<Void> succeeding = CompletableFuture.runAsync(gate::flush);
-        device.awaitHeld();
+        assertTrue(device.held.await(1, TimeUnit.MINUTES), "the flush reached its link write");
         assertLinks(gate, lowTarget, highNewer, low, high, "a second flush writes the first of them");
-        device.release();
+        device.release.countDown();
         succeeding.get(1, TimeUnit.MINUTES);
         assertNull(gate.pendingLink(low, Entries.NEXT_OFFSET), "nothing waits once a flush succeeds");
         assertNull(gate.pendingLink(high, Entries.NEXT_OFFSET), "nothing waits once a flush succeeds");
@@ -183,46 +182,5 @@ class FailedFlushVisibilityTest {
         ByteBuffer b = ByteBuffer.allocate(8);
         heap.readAt(block, Entries.NEXT_OFFSET, b);
         return b.getLong(0);
-    }
-
-    /** Holds the next write, once armed, until the test releases it. */
-    private static final class HoldingDevice extends ForwardingDevice {
-        private volatile CountDownLatch held;
-        private volatile CountDownLatch release;
-        private volatile boolean armed;
-
-        HoldingDevice(FaultyDevice inner) {
-            super(inner);
-        }
-
-        void holdNextWrite() {
-            held = new CountDownLatch(1);
-            release = new CountDownLatch(1);
-            armed = true;
-        }
-
-        void awaitHeld() throws InterruptedException {
-            assertTrue(held.await(1, TimeUnit.MINUTES), "the flush reached its link write");
-        }
-
-        void release() {
-            release.countDown();
-        }
-
-        @Override
-        public void write(long pos, ByteBuffer src) {
-            if (armed) {
-                armed = false;
-                held.countDown();
-                try {
-                    if (!release.await(5, TimeUnit.MINUTES)) {
-                        throw new AssertionError("the test never released the held write");
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            super.write(pos, src);
-        }
     }
 }

@@ -1,29 +1,35 @@
-package org.htod.mob;
+package org.htod.core.device;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import org.htod.core.device.BlockDevice;
-import org.htod.core.device.ForwardingDevice;
 
 /**
  * A device that holds the first read (or write) made while {@code when} says so, once armed,
  * until the test releases it: a test's way to stop one thread of the store at a chosen I/O and
- * see what the others do meanwhile.
+ * see what the others do meanwhile. {@link #held} is counted down when the I/O is held, {@link
+ * #release} lets it go on; {@link #arm()} holds the next one again, with fresh latches.
  */
-final class HeldDevice extends ForwardingDevice {
-    volatile boolean armed;
-    final CountDownLatch held = new CountDownLatch(1);
-    final CountDownLatch release = new CountDownLatch(1);
+public final class HeldDevice extends ForwardingDevice {
+    public volatile boolean armed;
+    public volatile CountDownLatch held = new CountDownLatch(1);
+    public volatile CountDownLatch release = new CountDownLatch(1);
     private final boolean writes;
     private final BooleanSupplier when;
 
     /** Holds a write if {@code writes}, else a read, made while {@code when} is true (asked on the I/O's thread). */
-    HeldDevice(BlockDevice inner, boolean writes, BooleanSupplier when) {
+    public HeldDevice(BlockDevice inner, boolean writes, BooleanSupplier when) {
         super(inner);
         this.writes = writes;
         this.when = when;
+    }
+
+    /** Holds the next I/O of the kind, {@code when} permitting, with new {@link #held} and {@link #release} latches. */
+    public void arm() {
+        held = new CountDownLatch(1);
+        release = new CountDownLatch(1);
+        armed = true;
     }
 
     @Override
@@ -47,9 +53,10 @@ final class HeldDevice extends ForwardingDevice {
             return;
         }
         armed = false;
+        CountDownLatch r = release;
         held.countDown();
         try {
-            if (!release.await(5, TimeUnit.MINUTES)) {
+            if (!r.await(5, TimeUnit.MINUTES)) {
                 throw new AssertionError("the test never released the held I/O");
             }
         } catch (InterruptedException e) {
