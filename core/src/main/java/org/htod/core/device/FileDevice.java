@@ -2,7 +2,6 @@ package org.htod.core.device;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -19,32 +18,29 @@ import org.htod.core.StoreFullException;
  * file. A second open in this process is refused before it opens a descriptor, since
  * closing one would drop the first open's lock (see {@code ProcessLocks}).
  *
- * <p>A thread interrupted during I/O closes a {@code FileChannel} (that is how NIO works); the
- * device then reports the interrupt as an {@link HtodIOException} and must be reopened.
+ * <p>A thread interrupted during I/O closes a {@code FileChannel} (that is how NIO works): the
+ * device opens the file again, takes its lock again, and repeats the transfer; the thread's
+ * interrupt is kept for it (see {@code LockedChannel}).
  */
 public final class FileDevice implements BlockDevice {
     private final Path path;
-    private final LockedChannel held;
-    private final FileChannel channel;
     /**
-     * A second descriptor on the same file, opened {@code O_DSYNC}, for {@link #writeDurable}: a
-     * write through it waits for its own pages only, where {@code force} writes back every dirty
-     * page of the file. Writing through it needs no lock of its own (the file lock is the
-     * process's); closing it would drop that lock, so it is closed only with the device.
+     * The file's channel, and a second descriptor on the same file, opened {@code O_DSYNC}, for
+     * {@link #writeDurable}: a write through it waits for its own pages only, where {@code force}
+     * writes back every dirty page of the file. Writing through it needs no lock of its own (the
+     * file lock is the process's); closing it would drop that lock, so it is closed only with the
+     * device (or by an interrupt, after which the lock is taken again).
      */
-    private final FileChannel durableChannel;
+    private final LockedChannel held;
     private final long capacity;
     private final int sectorSize;
     /** Reads served from mappings of the file, or null where reads all go through the channel. */
     private final MappedReads mapped;
     private volatile boolean closed;
 
-    private FileDevice(Path path, LockedChannel held, FileChannel durableChannel, long capacity, int sectorSize,
-            MappedReads mapped) {
+    private FileDevice(Path path, LockedChannel held, long capacity, int sectorSize, MappedReads mapped) {
         this.path = path;
         this.held = held;
-        this.channel = held.channel;
-        this.durableChannel = durableChannel;
         this.capacity = capacity;
         this.sectorSize = sectorSize;
         this.mapped = mapped;
@@ -77,10 +73,8 @@ public final class FileDevice implements BlockDevice {
         LockedChannel held = LockedChannel.open(path,
                 java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE), true,
                 e -> new HtodIOException("cannot open " + path, e instanceof IOException io ? io : new IOException(e)));
-        FileChannel durable;
         try {
-            // Opened after the lock is held, so that it is the locked file's descriptor.
-            durable = FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.DSYNC);
+            held.openSecond(java.util.Set.of(StandardOpenOption.WRITE, StandardOpenOption.DSYNC));
         } catch (IOException | RuntimeException e) {
             held.close();
             throw new HtodIOException("cannot open " + path + " for synchronous writes",
@@ -89,14 +83,14 @@ public final class FileDevice implements BlockDevice {
         MappedReads mapped = null;
         if (mapReads && MappedReads.supported()) {
             try {
-                mapped = new MappedReads(held.channel, held.channel.size(), MappedReads.limitFor());
+                mapped = new MappedReads(held.channel(), held.channel().size(), MappedReads.limitFor());
+                held.onReopen(mapped::channel);
             } catch (IOException e) {
-                LockedChannel.closeQuietly(durable);
                 held.close();
                 throw new HtodIOException("cannot find the size of " + path, e);
             }
         }
-        return new FileDevice(path, held, durable, capacity, sectorSize, mapped);
+        return new FileDevice(path, held, capacity, sectorSize, mapped);
     }
 
 
@@ -114,15 +108,17 @@ public final class FileDevice implements BlockDevice {
         // The end of the file is found by the read itself: asking the size first would cost a
         // system call on every read.
         try {
-            long at = pos;
+            int start = dst.position();
             while (dst.hasRemaining()) {
-                int n = channel.read(dst, at);
+                // At the buffer's position, which a read an interrupt cut short may have moved
+                // (the call is then repeated, from there too).
+                long at = pos + dst.position() - start;
+                int n = held.call(ch -> ch.read(dst, pos + dst.position() - start));
                 if (n < 0) {
-                    long size = channel.size();
+                    long size = held.call(FileChannel::size);
                     throw new HtodIOException("read of " + len + " bytes at offset " + pos + " past the end of " + path
                             + " (size " + size + ")", new java.io.EOFException("end of file at " + at));
                 }
-                at += n;
             }
         } catch (IOException e) {
             throw held.error("read of " + len + " bytes at offset " + pos, e);
@@ -131,7 +127,7 @@ public final class FileDevice implements BlockDevice {
 
     @Override
     public void write(long pos, ByteBuffer src) {
-        writeAll(channel, "write", pos, src);
+        writeAll(false, "write", pos, src);
     }
 
     @Override
@@ -143,7 +139,7 @@ public final class FileDevice implements BlockDevice {
     /** Through the {@code O_DSYNC} descriptor: durable when it returns, without a {@code force} of the whole file. */
     @Override
     public void writeDurable(long pos, ByteBuffer src) {
-        writeAll(durableChannel, "synchronous write", pos, src);
+        writeAll(true, "synchronous write", pos, src);
     }
 
     /**
@@ -166,7 +162,7 @@ public final class FileDevice implements BlockDevice {
         return Math.min(end, (at / PIECE + 1) * PIECE);
     }
 
-    private void writeAll(FileChannel ch, String what, long pos, ByteBuffer src) {
+    private void writeAll(boolean durable, String what, long pos, ByteBuffer src) {
         ensureOpen();
         int len = src.remaining();
         if (pos < 0 || pos > capacity - len) {
@@ -174,24 +170,24 @@ public final class FileDevice implements BlockDevice {
                     + capacity + " of " + path);
         }
         int limit = src.limit();
+        int start = src.position();
+        long end = pos + len;
         try {
-            long at = pos;
-            long end = pos + len;
-            while (at < end) {
-                if (ch == channel) {
+            while (src.position() - start < len) {
+                // At the buffer's position, which a write an interrupt cut short may have moved
+                // (the call is then repeated, from there too).
+                long at = pos + src.position() - start;
+                if (durable) {
+                    held.callSecond(ch -> ch.write(src, pos + src.position() - start));
+                } else {
                     src.limit(src.position() + (int) (pieceEnd(at, end) - at));
+                    held.call(ch -> ch.write(src, pos + src.position() - start));
                 }
-                at += ch.write(src, at);
             }
             if (mapped != null) {
-                mapped.grew(at);
+                mapped.grew(end);
             }
         } catch (IOException e) {
-            if (ch == durableChannel && e instanceof ClosedChannelException) {
-                // An interrupt closed the descriptor, and with it the process's lock on the file:
-                // the device must be reopened, as after an interrupt of the main channel.
-                LockedChannel.closeQuietly(channel);
-            }
             throw held.error(what + " of " + len + " bytes at offset " + pos, e);
         } finally {
             src.limit(limit);
@@ -202,7 +198,7 @@ public final class FileDevice implements BlockDevice {
     public long size() {
         ensureOpen();
         try {
-            return channel.size();
+            return held.call(FileChannel::size);
         } catch (IOException e) {
             throw held.error("size", e);
         }
@@ -241,8 +237,12 @@ public final class FileDevice implements BlockDevice {
         if (mapped != null) {
             mapped.close(); // first: it waits for reads from the mappings in flight
         }
-        LockedChannel.closeQuietly(durableChannel);
         held.close();
+    }
+
+    /** The device's channels, for a test that closes one as an interrupt would. */
+    LockedChannel held() {
+        return held;
     }
 
     private void ensureOpen() {

@@ -2,15 +2,21 @@ package org.htod.core.device;
 
 import java.io.IOException;
 import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.htod.core.HtodIOException;
+import org.htod.core.StoreClosedException;
 import org.htod.core.StoreFullException;
 import org.htod.core.StoreLockedException;
 
@@ -18,19 +24,66 @@ import org.htod.core.StoreLockedException;
  * A channel on a store's file, held exclusively: claimed in this process before any descriptor
  * is opened (see {@link ProcessLocks}), then locked with a {@link FileLock} against other
  * processes. Shared by {@link FileDevice} and {@link RawDevice}, which differ only in how they
- * open the channel and transfer data.
+ * open the channel and transfer data; a device may open a second channel on the file ({@link
+ * #openSecond}, the file device's {@code O_DSYNC} one).
+ *
+ * <h2>Interrupts</h2>
+ *
+ * A {@code FileChannel} closes when a thread blocked in its I/O is interrupted, or when a thread
+ * whose interrupt is pending begins some: that is how NIO works. Left so, one interrupted thread
+ * (a cancelled task, an executor shut down) closed the store for every thread, which had to
+ * reopen it. Every transfer therefore goes through {@link #call}: it clears a pending interrupt
+ * before the I/O and sets it again after, so that the caller still sees it; and when the channel
+ * was closed under it, by its own interrupt or another thread's, it opens the file again and
+ * repeats the call. Positional reads and writes and {@code force} are idempotent, so a call
+ * repeated from where its buffer stopped leaves what one call would have.
+ *
+ * <p>Closing any descriptor of a file drops the process's record locks on it (POSIX), so a
+ * channel closed by an interrupt, either of them, dropped the file lock: {@link #reopen} takes it
+ * again. If another process took it in between, the device stops: every call after that throws
+ * {@link StoreLockedException}.
  */
 final class LockedChannel {
-    final FileChannel channel;
-    private final Path path;
-    private final FileLock lock;
-    private final Object processKey;
+    /** Reopens in a row, for one call, before it gives up: a thread interrupted without end. */
+    private static final int MAX_REOPENS = 1000;
 
-    private LockedChannel(Path path, FileChannel channel, FileLock lock, Object processKey) {
+    private final Path path;
+    /** How the channels are opened again: as at first, less anything that creates or truncates. */
+    private final Set<OpenOption> reopenOptions;
+    private Set<OpenOption> secondOptions;
+    private final boolean fileLock;
+    private final Object processKey;
+    private volatile FileChannel channel;
+    private volatile FileChannel second;
+    /** Guarded by this. */
+    private FileLock lock;
+    /** Why the device stopped: another process locked the file while an interrupt had dropped its lock. */
+    private volatile String lost;
+    private volatile boolean closed;
+    private volatile Consumer<FileChannel> onReopen = ch -> {};
+    private final AtomicLong reopens = new AtomicLong();
+
+    /** A transfer on a channel, which {@link #call} may repeat, on another channel, from where it stopped. */
+    interface Call<T> {
+        T on(FileChannel ch) throws IOException;
+    }
+
+    private LockedChannel(Path path, Set<? extends OpenOption> options, FileChannel channel, FileLock lock,
+            Object processKey) {
         this.path = path;
+        this.reopenOptions = withoutCreation(options);
+        this.fileLock = lock != null;
         this.channel = channel;
         this.lock = lock;
         this.processKey = processKey;
+    }
+
+    private static Set<OpenOption> withoutCreation(Set<? extends OpenOption> options) {
+        Set<OpenOption> s = new HashSet<>(options);
+        s.remove(StandardOpenOption.CREATE);
+        s.remove(StandardOpenOption.CREATE_NEW);
+        s.remove(StandardOpenOption.TRUNCATE_EXISTING);
+        return s;
     }
 
     /**
@@ -67,7 +120,7 @@ final class LockedChannel {
                     throw new StoreLockedException(path + " is locked by another open store, in this process or another");
                 }
             }
-            return new LockedChannel(path, ch, lock, key);
+            return new LockedChannel(path, options, ch, lock, key);
         } catch (RuntimeException e) {
             closeQuietly(ch);
             ProcessLocks.release(key);
@@ -75,18 +128,144 @@ final class LockedChannel {
         }
     }
 
+    /** Opens the second channel, after the lock is held, so that it is the locked file's descriptor. */
+    void openSecond(Set<OpenOption> options) throws IOException {
+        secondOptions = withoutCreation(options);
+        second = FileChannel.open(path, options);
+    }
+
+    /** The channel now: another one after an interrupt closed it. */
+    FileChannel channel() {
+        return channel;
+    }
+
+    /** The second channel now, or null if none was opened. */
+    FileChannel second() {
+        return second;
+    }
+
+    /** Tells {@code listener} of each channel that replaces one an interrupt closed. */
+    void onReopen(Consumer<FileChannel> listener) {
+        onReopen = listener;
+    }
+
+    /** Times a channel was opened again after an interrupt closed it. */
+    long reopens() {
+        return reopens.get();
+    }
+
+    /** Runs {@code c} on the channel (see the class comment: interrupts neither close the device nor get lost). */
+    <T> T call(Call<T> c) throws IOException {
+        return call(false, c);
+    }
+
+    /** {@link #call} on the second channel. */
+    <T> T callSecond(Call<T> c) throws IOException {
+        return call(true, c);
+    }
+
+    private <T> T call(boolean onSecond, Call<T> c) throws IOException {
+        boolean interrupted = Thread.interrupted(); // pending at the call, it would close the channel at once
+        try {
+            for (int reopened = 0; ; reopened++) {
+                String why = lost;
+                if (why != null) {
+                    throw new StoreLockedException(why);
+                }
+                FileChannel ch = onSecond ? second : channel;
+                try {
+                    return c.on(ch);
+                } catch (ClosedChannelException e) {
+                    interrupted |= Thread.interrupted();
+                    if (closed || reopened >= MAX_REOPENS) {
+                        throw e;
+                    }
+                    try {
+                        reopen(ch);
+                    } catch (ClosedChannelException again) {
+                        interrupted |= Thread.interrupted(); // an interrupt while reopening: once more
+                    }
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Opens again whichever channel is closed, {@code broken} among them unless another thread
+     * did so already, and takes the file lock again: the close dropped it.
+     */
+    private synchronized void reopen(FileChannel broken) throws IOException {
+        if (closed || lost != null || (broken != channel && broken != second)) {
+            return; // closed for good, or replaced meanwhile: the caller's loop decides
+        }
+        FileChannel main = channel;
+        FileChannel s = second;
+        boolean mainClosed = !main.isOpen();
+        boolean secondClosed = s != null && !s.isOpen();
+        if (!mainClosed && !secondClosed) {
+            return;
+        }
+        // An interrupt's close runs in the interrupting thread, and a channel reads as closed
+        // before the close is done. close() waits for it to end (the descriptor closed, the
+        // JVM's record of the lock dropped): a lock taken before that, the close would drop again.
+        if (mainClosed) {
+            closeQuietly(main);
+        }
+        if (secondClosed) {
+            closeQuietly(s);
+        }
+        if (lock != null) {
+            try {
+                lock.release(); // the JVM's record of it, where its channel is open; the kernel's went with the descriptor
+            } catch (IOException e) {
+                // its channel is closed, which dropped the record already
+            }
+            lock = null;
+        }
+        if (mainClosed) {
+            channel = FileChannel.open(path, reopenOptions);
+        }
+        if (secondClosed) {
+            second = FileChannel.open(path, secondOptions);
+        }
+        if (fileLock) {
+            FileLock l;
+            try {
+                l = channel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                l = null;
+            }
+            if (l == null) {
+                lost = "an interrupt closed " + path + ", which dropped its lock, and another store locked the file"
+                        + " before it was opened again; close this store";
+                throw new StoreLockedException(lost);
+            }
+            lock = l;
+        }
+        reopens.incrementAndGet();
+        onReopen.accept(channel);
+    }
+
     /**
      * The typed error for an I/O failure on this file: a full disk or exhausted quota is {@link
-     * StoreFullException}; an interrupt, which closes the channel, says the store must be
-     * reopened; anything else is {@link HtodIOException}. Each names the file and the operation.
+     * StoreFullException}; a channel closed by the device's own close is {@link
+     * StoreClosedException}; anything else is {@link HtodIOException}. Each names the file and
+     * the operation.
      */
     RuntimeException error(String what, IOException e) {
         String msg = String.valueOf(e.getMessage());
         if (msg.contains("No space left on device") || msg.contains("Disk quota exceeded")) {
             return new StoreFullException(what + " on " + path + " failed: the disk is full", e);
         }
+        if (e instanceof ClosedChannelException && closed) {
+            return new StoreClosedException(what + " on " + path + " failed: the device was closed");
+        }
         if (e instanceof ClosedByInterruptException) {
-            return new HtodIOException(what + " on " + path + " was interrupted, which closed the file; reopen the store", e);
+            return new HtodIOException(what + " on " + path + " was interrupted " + MAX_REOPENS + " times in a row", e);
         }
         return new HtodIOException(what + " on " + path + " failed", e);
     }
@@ -94,14 +273,18 @@ final class LockedChannel {
     /** Makes the data written so far durable ({@code force(false)}: data, not metadata such as times). */
     void sync() {
         try {
-            channel.force(false);
+            call(ch -> {
+                ch.force(false);
+                return null;
+            });
         } catch (IOException e) {
             throw error("sync", e);
         }
     }
 
-    /** Releases the lock, closes the channel, and gives up the claim. */
-    void close() {
+    /** Releases the lock, closes the channels, and gives up the claim. */
+    synchronized void close() {
+        closed = true;
         try {
             if (lock != null) {
                 lock.release();
@@ -109,6 +292,10 @@ final class LockedChannel {
         } catch (IOException e) {
             // Closing the channel releases the lock anyway.
         } finally {
+            FileChannel s = second;
+            if (s != null) {
+                closeQuietly(s);
+            }
             closeQuietly(channel);
             ProcessLocks.release(processKey);
         }

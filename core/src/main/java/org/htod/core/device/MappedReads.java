@@ -51,7 +51,8 @@ final class MappedReads {
     /** {@code Unsafe.invokeCleaner}, looked up at run time (no proprietary API named in code), or null where missing. */
     private static final MethodHandle UNMAP = unmapper();
 
-    private final FileChannel channel;
+    /** The file's channel, for new mappings: replaced when an interrupt closed the last one. */
+    private volatile FileChannel channel;
     /**
      * Most bytes the file may hold for reads to be served from mappings: past it, every read goes
      * through the channel (see {@link #limitFor}).
@@ -104,6 +105,11 @@ final class MappedReads {
      */
     static boolean supported() {
         return UNMAP != null && Runtime.version().feature() < 24;
+    }
+
+    /** The channel that replaced one an interrupt closed; mappings made through the old one stay valid. */
+    void channel(FileChannel ch) {
+        channel = ch;
     }
 
     /** After a write through the channel that ended at {@code end}: the file holds at least that much. */
@@ -169,10 +175,15 @@ final class MappedReads {
             return null;
         }
         MappedByteBuffer longer;
+        boolean interrupted = Thread.interrupted(); // pending, it would close the channel at once
         try {
             longer = channel.map(FileChannel.MapMode.READ_ONLY, base, want);
         } catch (IOException | RuntimeException e) {
-            return null; // the channel's read will report what is wrong, if anything is
+            return null; // the channel's read will report what is wrong, if anything is (and reopen a closed one)
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
         mappings.add(longer);
         MappedByteBuffer[] next = java.util.Arrays.copyOf(s, Math.max(s.length, seg + 1));

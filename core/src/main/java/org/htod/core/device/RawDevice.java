@@ -33,8 +33,8 @@ public final class RawDevice implements BlockDevice {
     private static final int POOLED = 16;
 
     private final Path path;
+    /** The file's channel, opened again, its lock taken again, if an interrupt closes it (see {@code LockedChannel}). */
     private final LockedChannel held;
-    private final FileChannel channel;
     private final boolean blockDevice;
     private final long capacity;
     private final int blockSize;
@@ -52,7 +52,6 @@ public final class RawDevice implements BlockDevice {
     private RawDevice(Path path, LockedChannel held, boolean blockDevice, long capacity, int blockSize) {
         this.path = path;
         this.held = held;
-        this.channel = held.channel;
         this.blockDevice = blockDevice;
         this.capacity = capacity;
         this.blockSize = blockSize;
@@ -135,7 +134,7 @@ public final class RawDevice implements BlockDevice {
     private void probe() {
         ByteBuffer b = aligned(blockSize);
         try {
-            channel.read(b, 0);
+            held.call(ch -> ch.read(b, b.position()));
         } catch (IOException e) {
             close();
             throw new HtodIOException("O_DIRECT is not supported by the file system holding " + path, e);
@@ -206,7 +205,7 @@ public final class RawDevice implements BlockDevice {
         ByteBuffer b = borrow(n);
         try {
             while (b.hasRemaining()) {
-                if (channel.read(b, from + b.position()) < 0) {
+                if (held.call(ch -> ch.read(b, from + b.position())) < 0) {
                     break;
                 }
             }
@@ -244,7 +243,7 @@ public final class RawDevice implements BlockDevice {
                     src.position(src.position() + take);
                     b.position(0).limit(n);
                     while (b.hasRemaining()) {
-                        channel.write(b, from + b.position());
+                        held.call(ch -> ch.write(b, from + b.position()));
                     }
                 } finally {
                     giveBack(b);
@@ -272,7 +271,7 @@ public final class RawDevice implements BlockDevice {
             return capacity;
         }
         try {
-            return channel.size();
+            return held.call(FileChannel::size);
         } catch (IOException e) {
             throw held.error("size", e);
         }
@@ -301,6 +300,11 @@ public final class RawDevice implements BlockDevice {
         }
         closed = true;
         held.close();
+    }
+
+    /** The device's channel, for a test that closes it as an interrupt would. */
+    LockedChannel held() {
+        return held;
     }
 
     private void ensureOpen() {

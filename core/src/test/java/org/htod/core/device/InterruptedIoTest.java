@@ -1,0 +1,214 @@
+package org.htod.core.device;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A thread interrupted during I/O closes a {@code FileChannel}, and with it, before, the store for
+ * every thread (a cancelled task in a web server, an executor shut down). The file devices now
+ * keep a pending interrupt away from the channel and give it back to the thread after, and open
+ * the file again, its lock taken again, when an interrupt closed it during a transfer, which they
+ * then repeat. Over {@link FileDevice} and {@link RawDevice} (where the file system takes
+ * O_DIRECT).
+ */
+class InterruptedIoTest {
+    private Path file;
+
+    @BeforeEach
+    void newFile() throws IOException {
+        file = Files.createTempFile(DeviceContractTests.testDir(), "interrupted", ".htod");
+    }
+
+    @AfterEach
+    void deleteFile() throws IOException {
+        Files.deleteIfExists(file);
+    }
+
+    private BlockDevice open(boolean raw) {
+        return raw ? RawDeviceTest.openOrSkip(file, 1 << 26) : FileDevice.open(file);
+    }
+
+    private static LockedChannel held(BlockDevice d) {
+        return d instanceof FileDevice f ? f.held() : ((RawDevice) d).held();
+    }
+
+    @ParameterizedTest(name = "raw {0}")
+    @ValueSource(booleans = {false, true})
+    void anInterruptPendingAtATransferClosesNothingAndIsKept(boolean raw) {
+        try (BlockDevice d = open(raw)) {
+            byte[] data = pattern(4096, 7);
+            List<String> ops = List.of("write", "write durable", "read", "sync", "size");
+            for (String op : ops) {
+                Thread.currentThread().interrupt();
+                switch (op) {
+                    case "write" -> d.write(0, ByteBuffer.wrap(data));
+                    case "write durable" -> d.writeDurable(4096, ByteBuffer.wrap(data));
+                    case "read" -> {
+                        ByteBuffer b = ByteBuffer.allocate(4096);
+                        d.read(0, b);
+                        assertArrayEquals(data, b.array(), "read back");
+                    }
+                    case "sync" -> d.sync();
+                    default -> assertEquals(8192, d.size());
+                }
+                assertTrue(Thread.interrupted(), op + ": the thread's interrupt, kept for it");
+            }
+            assertEquals(0, held(d).reopens(), "no channel was closed");
+        } finally {
+            Thread.interrupted();
+        }
+    }
+
+    /**
+     * What an interrupt during a transfer does, made sure: the channel closed under the device.
+     * The next transfer opens it again and takes the file's lock again, which the close dropped
+     * (POSIX record locks belong to the process and the file: closing any descriptor of the file
+     * drops them), as {@code /proc/locks} shows where the system has one.
+     */
+    @ParameterizedTest(name = "raw {0}")
+    @ValueSource(booleans = {false, true})
+    void aChannelClosedUnderTheDeviceIsOpenedAgainWithTheFileLock(boolean raw) throws IOException {
+        try (BlockDevice d = open(raw)) {
+            LockedChannel held = held(d);
+            byte[] data = pattern(4096, 3);
+            d.write(0, ByteBuffer.wrap(data));
+            d.sync();
+            assertTrue(locked(), "locked at open");
+
+            held.channel().close();
+            ByteBuffer b = ByteBuffer.allocate(4096);
+            d.read(0, b);
+            assertArrayEquals(data, b.array(), "read through the channel opened again");
+            assertEquals(1, held.reopens());
+            assertTrue(locked(), "the file locked again");
+            d.write(4096, ByteBuffer.wrap(data));
+            d.sync();
+
+            if (held.second() != null) { // the file device's O_DSYNC descriptor
+                held.second().close();
+                d.writeDurable(8192, ByteBuffer.wrap(data));
+                assertEquals(2, held.reopens());
+                assertTrue(locked(), "the file locked again, after its second descriptor closed");
+            }
+            ByteBuffer all = ByteBuffer.allocate(4096);
+            d.read(4096, all);
+            assertArrayEquals(data, all.array());
+        }
+    }
+
+    /**
+     * Threads writing, reading back, syncing, interrupted every few tens of microseconds by
+     * another: none of them sees an error, every read finds what its thread wrote, and each keeps
+     * the interrupts it was sent.
+     */
+    @ParameterizedTest(name = "raw {0}")
+    @ValueSource(booleans = {false, true})
+    void threadsInterruptedDuringTheirIoLoseNothing(boolean raw) throws Exception {
+        long seed = System.nanoTime();
+        int rounds = 2_000 * Integer.getInteger("htod.test.scale", 1);
+        try (BlockDevice d = open(raw)) {
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            AtomicLong interruptsSeen = new AtomicLong();
+            List<Thread> workers = new ArrayList<>();
+            for (int w = 0; w < 3; w++) {
+                int id = w;
+                workers.add(new Thread(() -> {
+                    SplittableRandom r = new SplittableRandom(seed + id);
+                    long base = id * (1L << 24);
+                    try {
+                        for (int i = 0; i < rounds && failed.get() == null; i++) {
+                            int block = r.nextInt(64);
+                            byte[] data = pattern(4096, r.nextInt());
+                            long at = base + block * 4096L;
+                            if (r.nextInt(4) == 0) {
+                                d.writeDurable(at, ByteBuffer.wrap(data));
+                            } else {
+                                d.write(at, ByteBuffer.wrap(data));
+                            }
+                            if (r.nextInt(8) == 0) {
+                                d.sync();
+                            }
+                            ByteBuffer b = ByteBuffer.allocate(4096);
+                            d.read(at, b);
+                            assertArrayEquals(data, b.array(), "block " + block + " of worker " + id + ", round " + i);
+                            if (Thread.interrupted()) {
+                                interruptsSeen.incrementAndGet();
+                            }
+                        }
+                    } catch (Throwable t) {
+                        failed.compareAndSet(null, t);
+                    }
+                }, "worker-" + w));
+            }
+            AtomicLong sent = new AtomicLong();
+            Thread interrupter = new Thread(() -> {
+                SplittableRandom r = new SplittableRandom(seed);
+                while (!stop.get()) {
+                    workers.get(r.nextInt(workers.size())).interrupt();
+                    sent.incrementAndGet();
+                    LockSupport.parkNanos(20_000 + r.nextInt(80_000));
+                }
+            }, "interrupter");
+            workers.forEach(Thread::start);
+            interrupter.start();
+            for (Thread t : workers) {
+                t.join();
+            }
+            stop.set(true);
+            interrupter.join();
+            System.out.println("InterruptedIoTest (raw " + raw + ", seed " + seed + "): " + sent.get()
+                    + " interrupts sent, " + interruptsSeen.get() + " seen by the workers after their transfers, "
+                    + held(d).reopens() + " channels opened again");
+            if (failed.get() != null) {
+                throw new AssertionError("seed " + seed + ": a worker failed", failed.get());
+            }
+            assertTrue(interruptsSeen.get() > 0, "the workers were interrupted, and kept the interrupts");
+            if (Files.isReadable(Path.of("/proc/locks"))) {
+                assertTrue(locked(), "the file still locked, after " + held(d).reopens() + " channels opened again");
+            }
+        }
+    }
+
+    /** Whether {@code /proc/locks} lists a POSIX lock of this process on the file (the test is skipped without it). */
+    private boolean locked() throws IOException {
+        Path locks = Path.of("/proc/locks");
+        Assumptions.assumeTrue(Files.isReadable(locks), "no /proc/locks to read the file's lock from");
+        long inode = ((Number) Files.getAttribute(file, "unix:ino")).longValue();
+        String pid = Long.toString(ProcessHandle.current().pid());
+        for (String line : Files.readAllLines(locks)) {
+            String[] f = line.trim().split("\\s+");
+            // "1: POSIX  ADVISORY  WRITE 1234 08:01:5678 0 EOF", after a "->" for a waiter
+            int at = f.length > 1 && f[1].equals("->") ? 1 : 0;
+            if (f.length >= at + 6 && f[at + 1].equals("POSIX") && f[at + 4].equals(pid)
+                    && f[at + 5].endsWith(":" + inode)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static byte[] pattern(int n, int seed) {
+        byte[] b = new byte[n];
+        new SplittableRandom(seed).nextBytes(b);
+        return b;
+    }
+}
