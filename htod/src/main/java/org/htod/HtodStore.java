@@ -33,6 +33,11 @@ import org.htod.table.TableVerifyReport;
  * into the maps' tables by a background flusher (see {@code docs/WRITE-LAYER.md}). In direct
  * mode ({@link Htod.Builder#directMode}) changes go straight into the tables.
  *
+ * <p>Interrupts: a thread interrupted during an operation keeps its interrupt, and the store
+ * stays open for every thread (the devices keep interrupts off their channels). An operation
+ * interrupted while it waits (for its group commit, for room in the write buffer, for a sync)
+ * throws {@link org.htod.core.HtodException} saying so; a write told so may still take effect.
+ *
  * <p>Every operation passes the store's gate ({@link StoreGate}), which {@link #compact} and
  * {@link #close} take exclusively. Locks, outermost first: the gate; then the write layer's (see
  * {@code WriteLayer}) or the tables'. An online compaction also holds its own monitor, outside
