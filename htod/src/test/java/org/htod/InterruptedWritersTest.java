@@ -7,13 +7,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 import org.htod.core.HtodException;
+import org.htod.core.device.Interrupter;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -61,24 +59,8 @@ class InterruptedWritersTest {
                         }
                     }, "writer-" + w));
                 }
-                AtomicBoolean stop = new AtomicBoolean();
-                AtomicLong sent = new AtomicLong();
-                Thread interrupter = new Thread(() -> {
-                    SplittableRandom r = new SplittableRandom(seed);
-                    while (!stop.get()) {
-                        writers.get(r.nextInt(writers.size())).interrupt();
-                        sent.incrementAndGet();
-                        LockSupport.parkNanos(50_000 + r.nextInt(150_000));
-                    }
-                }, "interrupter");
-                writers.forEach(Thread::start);
-                interrupter.start();
-                for (Thread t : writers) {
-                    t.join();
-                }
-                stop.set(true);
-                interrupter.join();
-                System.out.println("InterruptedWritersTest (direct " + direct + ", seed " + seed + "): " + sent.get()
+                long sent = Interrupter.runInterrupting(writers, seed, 50, 200);
+                System.out.println("InterruptedWritersTest (direct " + direct + ", seed " + seed + "): " + sent
                         + " interrupts sent, " + acked.size() + " puts acknowledged, " + refused.get()
                         + " refused as interrupted");
                 if (failed.get() != null) {

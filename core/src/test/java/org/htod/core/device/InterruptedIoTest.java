@@ -11,10 +11,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -125,7 +123,6 @@ class InterruptedIoTest {
         long seed = System.nanoTime();
         int rounds = 2_000 * Integer.getInteger("htod.test.scale", 1);
         try (BlockDevice d = open(raw)) {
-            AtomicBoolean stop = new AtomicBoolean();
             AtomicReference<Throwable> failed = new AtomicReference<>();
             AtomicLong interruptsSeen = new AtomicLong();
             List<Thread> workers = new ArrayList<>();
@@ -159,23 +156,8 @@ class InterruptedIoTest {
                     }
                 }, "worker-" + w));
             }
-            AtomicLong sent = new AtomicLong();
-            Thread interrupter = new Thread(() -> {
-                SplittableRandom r = new SplittableRandom(seed);
-                while (!stop.get()) {
-                    workers.get(r.nextInt(workers.size())).interrupt();
-                    sent.incrementAndGet();
-                    LockSupport.parkNanos(20_000 + r.nextInt(80_000));
-                }
-            }, "interrupter");
-            workers.forEach(Thread::start);
-            interrupter.start();
-            for (Thread t : workers) {
-                t.join();
-            }
-            stop.set(true);
-            interrupter.join();
-            System.out.println("InterruptedIoTest (raw " + raw + ", seed " + seed + "): " + sent.get()
+            long sent = Interrupter.runInterrupting(workers, seed, 20, 100);
+            System.out.println("InterruptedIoTest (raw " + raw + ", seed " + seed + "): " + sent
                     + " interrupts sent, " + interruptsSeen.get() + " seen by the workers after their transfers, "
                     + held(d).reopens() + " channels opened again");
             if (failed.get() != null) {
