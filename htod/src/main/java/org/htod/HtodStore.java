@@ -34,9 +34,10 @@ import org.htod.table.TableVerifyReport;
  * mode ({@link Htod.Builder#directMode}) changes go straight into the tables.
  *
  * <p>Interrupts: a thread interrupted during an operation keeps its interrupt, and the store
- * stays open for every thread (the devices keep interrupts off their channels). An operation
- * interrupted while it waits (for its group commit, for room in the write buffer, for a sync)
- * throws {@link org.htod.core.HtodException} saying so; a write told so may still take effect.
+ * stays open for every thread (the devices keep interrupts off their channels). A write's wait
+ * for its group commit or its sync goes on through an interrupt (the change is made already) and
+ * returns as usual; a wait before anything is written, for room in the write buffer or the log,
+ * ends with {@link org.htod.core.HtodException} saying so, nothing written.
  *
  * <p>Every operation passes the store's gate ({@link StoreGate}), which {@link #compact} and
  * {@link #close} take exclusively. Locks, outermost first: the gate; then the write layer's (see

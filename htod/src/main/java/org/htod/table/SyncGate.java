@@ -11,7 +11,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import org.htod.core.HtodException;
 import org.htod.core.alloc.Heap;
 
 /**
@@ -307,14 +306,21 @@ final class SyncGate {
 
     private void flush(int atLeast) {
         Batch b;
-        synchronized (this) {
-            while (inFlight) {
-                waitQuietly();
+        boolean interrupted = false;
+        try {
+            synchronized (this) {
+                while (inFlight) {
+                    interrupted |= waitForFlush();
+                }
+                if (queued < atLeast) {
+                    return; // another writer flushed meanwhile
+                }
+                b = begin(false);
             }
-            if (queued < atLeast) {
-                return; // another writer flushed meanwhile
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
-            b = begin(false);
         }
         run(b);
     }
@@ -325,18 +331,22 @@ final class SyncGate {
      */
     void sync() {
         Batch b;
-        synchronized (this) {
-            long target = durableStarted + 1;
-            while (true) {
+        boolean interrupted = false;
+        try {
+            synchronized (this) {
+                long target = durableStarted + 1;
+                while (durableDone < target && inFlight) {
+                    interrupted |= waitForFlush();
+                }
                 if (durableDone >= target) {
                     return;
                 }
-                if (!inFlight) {
-                    break;
-                }
-                waitQuietly();
+                b = begin(true);
             }
-            b = begin(true);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
         run(b);
     }
@@ -601,12 +611,18 @@ final class SyncGate {
                 () -> heap.writeAt(block, offset, b));
     }
 
-    private void waitQuietly() {
+    /**
+     * One wait on this monitor, for the flush in flight; true if an interrupt ended it. The caller
+     * waits on and sets the interrupt again once done: the flush is I/O under way, which ends or
+     * fails soon, and a writer at SYNC waits here after its entry is written, so that an interrupt
+     * thrown out of this wait, as before, told it its write had failed while the write took effect.
+     */
+    private boolean waitForFlush() {
         try {
             wait();
+            return false;
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new HtodException("interrupted while waiting for a sync of " + heap.device().name(), e);
+            return true;
         }
     }
 }

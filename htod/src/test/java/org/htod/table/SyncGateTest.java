@@ -5,11 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.htod.core.alloc.Heap;
 import org.htod.core.container.ContainerConfig;
+import org.htod.core.device.HeldDevice;
 import org.htod.core.device.MemoryDevice;
 import org.htod.core.device.WriteLog;
 import org.htod.core.storage.Storage;
@@ -140,5 +147,57 @@ class SyncGateTest {
         } finally {
             again.close();
         }
+    }
+
+    /**
+     * A sync that waits for a flush in flight is not ended by an interrupt: at SYNC a writer waits
+     * there after its entry is written, and an interrupt thrown out of the wait, as before, told it
+     * its write had failed while the write took effect. It waits on, makes its own flush once the
+     * other ends, and returns with its interrupt set again.
+     */
+    @Test
+    void aSyncInterruptedWhileAFlushIsInFlightWaitsOnAndKeepsItsInterrupt() throws Exception {
+        HeldDevice dev = new HeldDevice(new MemoryDevice(), true, () -> true);
+        Storage storage = Storage.create(dev, ContainerConfig.builder().grain(64).logSize(0).build());
+        Heap heap = storage.heap();
+        SyncGate gate = new SyncGate(heap, new EntryCache(1 << 20), Integer.MAX_VALUE, null);
+        ReentrantReadWriteLock view = new ReentrantReadWriteLock();
+        long a = heap.allocate(ByteBuffer.allocate(64));
+        long b = heap.allocate(ByteBuffer.allocate(64));
+        view.writeLock().lock();
+        gate.setLink(a, Entries.NEXT_OFFSET, b, 1, view, true);
+        view.writeLock().unlock();
+
+        dev.arm();
+        Thread flushing = new Thread(gate::flush, "flushing");
+        flushing.start();
+        assertTrue(dev.held.await(1, TimeUnit.MINUTES), "the flush reached its link write");
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        AtomicBoolean interruptKept = new AtomicBoolean();
+        Thread syncing = new Thread(() -> {
+            try {
+                gate.sync();
+                interruptKept.set(Thread.currentThread().isInterrupted());
+            } catch (Throwable t) {
+                thrown.set(t);
+            }
+        }, "syncing");
+        syncing.start();
+        while (syncing.getState() != Thread.State.WAITING) {
+            assertTrue(syncing.isAlive(), "the sync waits for the flush in flight: " + thrown.get());
+            Thread.sleep(1);
+        }
+        syncing.interrupt();
+        while (syncing.isAlive() && (syncing.isInterrupted() || syncing.getState() != Thread.State.WAITING)) {
+            Thread.sleep(1); // until the sync took the interrupt and waits again, or ended
+        }
+        assertTrue(syncing.isAlive(), "the interrupt ended the sync's wait: " + thrown.get());
+        dev.release.countDown();
+        flushing.join(60_000);
+        syncing.join(60_000);
+        assertNull(thrown.get(), "the interrupted sync");
+        assertTrue(interruptKept.get(), "its interrupt, set again when it returned");
+        assertEquals(1, gate.syncCount(), "the interrupted sync's own device sync (the flush before it, not durable, made none)");
+        storage.close();
     }
 }

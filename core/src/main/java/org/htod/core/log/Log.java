@@ -552,87 +552,104 @@ public final class Log {
         awaitDurable(upTo, gen);
     }
 
+    /**
+     * An interrupt does not end this wait: the records are appended already, and become durable
+     * with the next commit (or the log fails, and the waiter is told so). Thrown out of the wait,
+     * as before, it told a writer its change had failed while the change took effect. Now the wait
+     * goes on, and the interrupt is set again when it ends. (The devices keep an interrupt off
+     * their channels, so an interrupted waiter may lead a commit.)
+     */
     private void awaitDurable(long upTo, long gen) {
-        Waiters.Waiter waited = null;
-        while (true) {
-            ByteBuffer batch;
-            long from;
-            long to;
-            long base;
-            long e;
-            long gatherFor;
-            boolean namesOther;
-            if (waited != null) {
-                int s = waiters.await(waited, this);
-                if (s == Waiters.DURABLE) {
-                    return; // the commit that covered it said so: no need of the monitor
-                }
-                if (Thread.currentThread().isInterrupted()) {
-                    // as a wait on the monitor did: no I/O by an interrupted thread, which would close the file
-                    leaveInterrupted(waited);
-                }
-            }
-            synchronized (this) {
+        boolean interrupted = false;
+        try {
+            Waiters.Waiter waited = null;
+            while (true) {
+                ByteBuffer batch;
+                long from;
+                long to;
+                long base;
+                long e;
+                long gatherFor;
+                boolean namesOther;
                 if (waited != null) {
-                    waiters.back(waited);
-                    waited = null;
+                    int s = waiters.await(waited, this);
+                    while (s == Waiters.WAITING && Thread.interrupted()) {
+                        // An interrupt ended the park: the same waiter waits on (it stays listed,
+                        // and a commit may wake it to lead). Cleared, or every park would return
+                        // at once; set again on the way out.
+                        interrupted = true;
+                        s = waiters.await(waited, this);
+                    }
+                    if (s == Waiters.DURABLE) {
+                        return; // the commit that covered it said so: no need of the monitor
+                    }
                 }
-                boolean leaving = true;
-                try {
-                    if (generation != gen) {
-                        if (survived(upTo, gen)) {
+                synchronized (this) {
+                    if (waited != null) {
+                        waiters.back(waited);
+                        waited = null;
+                    }
+                    boolean leaving = true;
+                    try {
+                        if (generation != gen) {
+                            if (survived(upTo, gen)) {
+                                return;
+                            }
+                            throw dropped(gen);
+                        }
+                        if (durable >= upTo) {
                             return;
                         }
-                        throw dropped(gen);
+                        ensureUsable();
+                        leaving = false;
+                    } finally {
+                        if (leaving) {
+                            passLeadIfFree(); // a woken heir that leaves without leading wakes another
+                        }
                     }
-                    if (durable >= upTo) {
-                        return;
+                    if (leader) {
+                        waited = waiters.add(upTo, gen);
+                        continue;
                     }
-                    ensureUsable();
-                    leaving = false;
-                } finally {
-                    if (leaving) {
-                        passLeadIfFree(); // a woken heir that leaves without leading wakes another
+                    leader = true;
+                    gatherFor = recordsInPending < lastGroupRecords ? lastGroupRecords : 0;
+                }
+                if (gatherFor > 1) {
+                    gather(gatherFor);
+                }
+                synchronized (this) {
+                    try {
+                        ensureUsable();
+                    } catch (HtodException x) {
+                        leader = false;
+                        notifyAll();
+                        wakeWaiters(true);
+                        throw x;
                     }
+                    from = pendingFrom;
+                    to = end;
+                    base = durable;
+                    e = epoch;
+                    namesOther = pendingNamesOtherWrites;
+                    pendingNamesOtherWrites = false;
+                    batch = pending.flip();
+                    pending = takeSpare(batch.capacity());
+                    pendingFrom = to;
+                    groups++;
+                    groupRecords += recordsInPending;
+                    lastGroupRecords = recordsInPending;
+                    recordsInPending = 0;
                 }
-                if (leader) {
-                    waited = waiters.add(upTo, gen);
-                    continue;
-                }
-                leader = true;
-                gatherFor = recordsInPending < lastGroupRecords ? lastGroupRecords : 0;
+                long t0 = System.nanoTime();
+                writeTaken(batch, from, to, base, e, namesOther);
+                long took = System.nanoTime() - t0;
+                long avg = commitNanos;
+                commitNanos = avg == 0 ? took : (7 * avg + took) / 8; // a racing leader's update may be lost: it is an estimate
             }
-            if (gatherFor > 1) {
-                gather(gatherFor);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
-            synchronized (this) {
-                try {
-                    ensureUsable();
-                } catch (HtodException x) {
-                    leader = false;
-                    notifyAll();
-                    wakeWaiters(true);
-                    throw x;
-                }
-                from = pendingFrom;
-                to = end;
-                base = durable;
-                e = epoch;
-                namesOther = pendingNamesOtherWrites;
-                pendingNamesOtherWrites = false;
-                batch = pending.flip();
-                pending = takeSpare(batch.capacity());
-                pendingFrom = to;
-                groups++;
-                groupRecords += recordsInPending;
-                lastGroupRecords = recordsInPending;
-                recordsInPending = 0;
-            }
-            long t0 = System.nanoTime();
-            writeTaken(batch, from, to, base, e, namesOther);
-            long took = System.nanoTime() - t0;
-            long avg = commitNanos;
-            commitNanos = avg == 0 ? took : (7 * avg + took) / 8; // a racing leader's update may be lost: it is an estimate
         }
     }
 
@@ -650,16 +667,6 @@ public final class Log {
      */
     private void wakeWaiters(boolean all) {
         Waiters.unpark(waiters.wake(durable, generation, !leader, all));
-    }
-
-    /** A parked waiter was interrupted: it leaves the list (handing the lead on if it was the heir) and throws. */
-    private void leaveInterrupted(Waiters.Waiter w) {
-        synchronized (this) {
-            waiters.remove(w);
-            passLeadIfFree();
-        }
-        throw new HtodException("interrupted while waiting on the log of " + dev.name(),
-                new InterruptedException());
     }
 
     /**
