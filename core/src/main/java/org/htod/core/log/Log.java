@@ -284,41 +284,46 @@ public final class Log {
      *     failed group commit
      */
     private void writeAheadIfLarge() {
-        ByteBuffer batch;
-        long from;
-        long to;
-        long base;
-        long e;
-        boolean namesOther;
+        Taken t;
         synchronized (this) {
             if (leader || pending.position() < WRITE_AHEAD || failure != null || closed) {
                 return;
             }
             leader = true;
-            from = pendingFrom;
-            to = end;
-            base = durable;
-            e = epoch;
-            namesOther = pendingNamesOtherWrites;
-            pendingNamesOtherWrites = false;
-            batch = pending.flip();
-            pending = takeSpare(PENDING);
-            pendingFrom = to;
+            t = takePending(PENDING);
         }
-        writeTaken(batch, from, to, base, e, namesOther);
+        writeTaken(t);
     }
 
     /**
-     * The leader's write of the records it took, {@code [from, to)}, sealed against the durable
-     * position {@code base}, in frames of epoch {@code frameEpoch}, made durable; gives the
-     * leadership back. If {@code namesOther} (a record names data written outside the
-     * log), the device is synced before the frames are written. A failure drops the records from
-     * {@code from} on (see {@link #fail}).
+     * Records a leader took to write: {@code [from, to)} of the stream in {@code batch}, to be
+     * sealed against the durable position {@code base}, in frames of {@code epoch}; {@code
+     * namesOther} if one names data written outside the log.
      */
-    private void writeTaken(ByteBuffer batch, long from, long to, long base, long frameEpoch, boolean namesOther) {
+    private record Taken(ByteBuffer batch, long from, long to, long base, long epoch, boolean namesOther) {}
+
+    /** Under the monitor, by the leader: takes the pending records, a buffer of {@code spareCapacity} pending next. */
+    private Taken takePending(int spareCapacity) {
+        Taken t = new Taken(pending.flip(), pendingFrom, end, durable, epoch, pendingNamesOtherWrites);
+        pendingNamesOtherWrites = false;
+        pending = takeSpare(spareCapacity);
+        pendingFrom = t.to();
+        return t;
+    }
+
+    /**
+     * The leader's write of the records it took, made durable; gives the leadership back. If one
+     * names data written outside the log, the device is synced before the frames are written. A
+     * failure drops the records from {@code t.from()} on (see {@link #fail}).
+     */
+    private void writeTaken(Taken t) {
+        ByteBuffer batch = t.batch();
+        long from = t.from();
+        long to = t.to();
+        long base = t.base();
         boolean ok = false;
         try {
-            if (namesOther) {
+            if (t.namesOther()) {
                 // What the records name is durable before any frame of theirs is written, so a
                 // record read back after a crash always finds it: were both left to one sync, a
                 // crash could keep the record and lose the block, and recovery could not tell
@@ -333,7 +338,7 @@ public final class Log {
             // flusher's installs dirtied since the last sync. Frames split at the lap's end take
             // the sync of the whole device (FrameWriter.writeOut).
             boolean through = base == from;
-            ByteBuffer stream = frames.writeFrames(from, batch, frameEpoch, through);
+            ByteBuffer stream = frames.writeFrames(from, batch, t.epoch(), through);
             if (!through) {
                 dev.sync();
             }
@@ -564,13 +569,8 @@ public final class Log {
         try {
             Waiters.Waiter waited = null;
             while (true) {
-                ByteBuffer batch;
-                long from;
-                long to;
-                long base;
-                long e;
                 long gatherFor;
-                boolean namesOther;
+                Taken taken;
                 if (waited != null) {
                     int s = waiters.await(waited, this);
                     while (s == Waiters.WAITING && Thread.interrupted()) {
@@ -626,22 +626,14 @@ public final class Log {
                         wakeWaiters(true);
                         throw x;
                     }
-                    from = pendingFrom;
-                    to = end;
-                    base = durable;
-                    e = epoch;
-                    namesOther = pendingNamesOtherWrites;
-                    pendingNamesOtherWrites = false;
-                    batch = pending.flip();
-                    pending = takeSpare(batch.capacity());
-                    pendingFrom = to;
+                    taken = takePending(pending.capacity());
                     groups++;
                     groupRecords += recordsInPending;
                     lastGroupRecords = recordsInPending;
                     recordsInPending = 0;
                 }
                 long t0 = System.nanoTime();
-                writeTaken(batch, from, to, base, e, namesOther);
+                writeTaken(taken);
                 long took = System.nanoTime() - t0;
                 long avg = commitNanos;
                 commitNanos = avg == 0 ? took : (7 * avg + took) / 8; // a racing leader's update may be lost: it is an estimate

@@ -179,6 +179,25 @@ class GroupCommitWaitTest {
         }
     }
 
+    /** Starts a writer that leads a commit of one record, and returns once that commit is held in its write. */
+    private static Thread leadHeld(Log log, HeldDevice dev) throws InterruptedException {
+        Thread first = new Thread(() -> log.awaitDurable(log.append(DATA, payload(1))));
+        first.setDaemon(true);
+        first.start();
+        dev.entered.await();
+        return first;
+    }
+
+    /** Starts {@code t}, a second writer, and returns once it parks behind the held commit. */
+    private static void startParked(Thread t, Log log) throws InterruptedException {
+        t.setDaemon(true); // a lost wake-up leaves it parked: it must not keep the test JVM alive
+        t.start();
+        while (LockSupport.getBlocker(t) != log) {
+            assertTrue(t.isAlive(), "the second writer parks behind the first's commit");
+            Thread.sleep(1);
+        }
+    }
+
     /**
      * A writer interrupted while it waits for the commit of its record waits on, and returns once
      * the record is durable, its interrupt set again. Thrown out of the wait, as before, it was
@@ -189,10 +208,7 @@ class GroupCommitWaitTest {
     void anInterruptedWaiterWaitsOnAndKeepsItsInterrupt() throws Exception {
         HeldDevice dev = new HeldDevice(new MemoryDevice());
         Log log = log(dev);
-        Thread first = new Thread(() -> log.awaitDurable(log.append(DATA, payload(1))));
-        first.setDaemon(true);
-        first.start();
-        dev.entered.await(); // the first writer leads, its commit held
+        Thread first = leadHeld(log, dev);
         AtomicReference<Throwable> thrown = new AtomicReference<>();
         AtomicBoolean interruptKept = new AtomicBoolean();
         Log.Appended[] second = new Log.Appended[1];
@@ -205,12 +221,7 @@ class GroupCommitWaitTest {
                 thrown.set(t);
             }
         });
-        waiter.setDaemon(true);
-        waiter.start();
-        while (LockSupport.getBlocker(waiter) != log) {
-            assertTrue(waiter.isAlive(), "the second writer parks behind the first's commit");
-            Thread.sleep(1);
-        }
+        startParked(waiter, log);
         waiter.interrupt();
         // Taken by the waiter (its flag cleared) and parked on the log again, or gone with an error.
         while (waiter.isAlive() && (waiter.isInterrupted()
@@ -231,10 +242,7 @@ class GroupCommitWaitTest {
     void aWriterParkedDuringACommitItMissedLeadsTheNext() throws Exception {
         HeldDevice dev = new HeldDevice(new MemoryDevice());
         Log log = log(dev);
-        Thread first = new Thread(() -> log.awaitDurable(log.append(DATA, payload(1))));
-        first.setDaemon(true);
-        first.start();
-        dev.entered.await(); // the first writer leads, its group taken
+        Thread first = leadHeld(log, dev);
         AtomicBoolean secondDone = new AtomicBoolean();
         Log.Appended[] second = new Log.Appended[1];
         Thread late = new Thread(() -> {
@@ -242,12 +250,7 @@ class GroupCommitWaitTest {
             log.awaitDurable(second[0]);
             secondDone.set(true);
         });
-        late.setDaemon(true); // a lost wake-up leaves it parked: it must not keep the test JVM alive
-        late.start();
-        while (LockSupport.getBlocker(late) != log) {
-            assertTrue(late.isAlive(), "the second writer parks behind the first's commit");
-            Thread.sleep(1);
-        }
+        startParked(late, log);
         dev.letGo.countDown();
         first.join();
         // Nobody else comes: unless the first commit's end wakes it to lead, it waits for ever.
