@@ -3,6 +3,7 @@ package org.htod.mob;
 import org.htod.core.CorruptStoreException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
+import org.htod.core.StoreLockedException;
 import org.htod.core.log.Log;
 
 /**
@@ -168,6 +169,9 @@ final class Flusher {
                 return;
             } catch (StoreClosedException e) {
                 stop(e); // the device is gone (closed under the store, as when a process dies): nothing to retry
+                return;
+            } catch (StoreLockedException e) {
+                stop(e); // another store took the file while an interrupt had dropped its lock: never retried
                 return;
             } catch (CorruptStoreException e) {
                 // Damage in the tables or the heap: installing again would meet it again. Reads go

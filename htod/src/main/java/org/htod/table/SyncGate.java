@@ -475,11 +475,17 @@ final class SyncGate {
 
     /**
      * A flush failed: what it had taken goes back, to be written and freed by the next one. Links
-     * written already are written again, with the same value; newer links set meanwhile win.
+     * of a flush that failed while writing them are written again, with the same value; newer
+     * links set meanwhile win.
      */
     private synchronized void restore(Batch b) {
         keptLinks = true;
-        Map<Long, Link> back = new ConcurrentHashMap<>(b.links);
+        // Links the flush wrote whole (it published that: the pair no longer holds them as in
+        // flight) stay written; a later step failed, a sync or a free. Put back, they would be
+        // written again by the next flush, into blocks this one may have freed meanwhile (an
+        // entry's next, the entry retired in the same batch) and the heap handed out again.
+        boolean written = waiting.flushing != b.links;
+        Map<Long, Link> back = new ConcurrentHashMap<>(written ? Map.of() : b.links);
         back.putAll(waiting.pending);
         // One step: a reader sees the old pair, where each link is in one of the two maps, or
         // this one, where all are in the first.

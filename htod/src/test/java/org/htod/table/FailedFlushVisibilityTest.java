@@ -161,6 +161,29 @@ class FailedFlushVisibilityTest {
         storage.close();
     }
 
+    /**
+     * A durable flush that wrote its links and then failed to sync leaves them written: they are
+     * on disk, and the next sync makes them durable. Put back among the waiting links, as before,
+     * the next flush wrote them again, where a block the failed flush had freed (an entry whose
+     * next was among the links, retired in the same batch) might belong to someone else by then.
+     */
+    @Test
+    void linksAFlushWroteBeforeItsSyncFailedAreNotWrittenAgain() {
+        FaultyDevice faults = new FaultyDevice(new MemoryDevice());
+        Storage storage = Storage.create(faults, ContainerConfig.builder().grain(64).logSize(0).build());
+        Heap heap = storage.heap();
+        SyncGate gate = new SyncGate(heap, new EntryCache(1 << 20), Integer.MAX_VALUE, null);
+        long entry = heap.allocate(ByteBuffer.allocate(64));
+        long target = heap.allocate(ByteBuffer.allocate(64));
+        ReentrantReadWriteLock view = new ReentrantReadWriteLock();
+        set(gate, entry, target, 7, view);
+        faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false); // the sync after the link's write
+        assertThrows(HtodException.class, gate::sync);
+        assertEquals(target, onDisk(heap, entry), "the link, written before the sync failed");
+        assertNull(gate.pendingLink(entry, Entries.NEXT_OFFSET), "the written link waits for no second write");
+        storage.close(); // the heap refuses changes after a failed sync: a reopen recovers
+    }
+
     private static void set(SyncGate gate, long block, long target, long salt, ReentrantReadWriteLock view) {
         view.writeLock().lock();
         try {

@@ -40,8 +40,16 @@ import org.htod.core.StoreLockedException;
  *
  * <p>Closing any descriptor of a file drops the process's record locks on it (POSIX), so a
  * channel closed by an interrupt, either of them, dropped the file lock: {@link #reopen} takes it
- * again. If another process took it in between, the device stops: every call after that throws
- * {@link StoreLockedException}.
+ * again. If another process took it in between, or the file cannot be opened again, the device
+ * stops: every call after that throws {@link StoreLockedException}.
+ *
+ * <p>Repeating a {@code force} is not as safe as repeating a transfer: Linux reports a write-back
+ * error to each descriptor once, counted from when it was opened, and the JDK throws an
+ * interrupt's exception in place of the error a {@code force} met. A channel opened again would
+ * never hear of an error reported before (to the force the interrupt cut short, or to the other
+ * descriptor), and its sync would pass. So the device keeps one more descriptor, {@link #watch},
+ * open from its open to its close and never reopened: after any reopen, the next {@link #sync}
+ * syncs through it too, which reports every error since it last looked.
  */
 final class LockedChannel {
     /** Reopens in a row, for one call, before it gives up: a thread interrupted without end. */
@@ -62,6 +70,10 @@ final class LockedChannel {
     private volatile boolean closed;
     private volatile Consumer<FileChannel> onReopen = ch -> {};
     private final AtomicLong reopens = new AtomicLong();
+    /** See the class comment; closed only with the device, as closing it drops the lock. */
+    private final java.io.RandomAccessFile watch;
+    /** {@link #reopens} as of the last sync through {@link #watch}. Guarded by {@link #watch}. */
+    private volatile long watched;
 
     /** A transfer on a channel, which {@link #call} may repeat, on another channel, from where it stopped. */
     interface Call<T> {
@@ -69,8 +81,9 @@ final class LockedChannel {
     }
 
     private LockedChannel(Path path, Set<? extends OpenOption> options, FileChannel channel, FileLock lock,
-            Object processKey) {
+            Object processKey, java.io.RandomAccessFile watch) {
         this.path = path;
+        this.watch = watch;
         this.reopenOptions = withoutCreation(options);
         this.fileLock = lock != null;
         this.channel = channel;
@@ -120,7 +133,13 @@ final class LockedChannel {
                     throw new StoreLockedException(path + " is locked by another open store, in this process or another");
                 }
             }
-            return new LockedChannel(path, options, ch, lock, key);
+            java.io.RandomAccessFile watch;
+            try {
+                watch = new java.io.RandomAccessFile(path.toFile(), "r"); // after the lock: the locked file's
+            } catch (IOException e) {
+                throw new HtodIOException("cannot open " + path + " to watch for write-back errors", e);
+            }
+            return new LockedChannel(path, options, ch, lock, key, watch);
         } catch (RuntimeException e) {
             closeQuietly(ch);
             ProcessLocks.release(key);
@@ -226,25 +245,36 @@ final class LockedChannel {
             }
             lock = null;
         }
-        if (mainClosed) {
-            channel = FileChannel.open(path, reopenOptions);
-        }
-        if (secondClosed) {
-            second = FileChannel.open(path, secondOptions);
-        }
-        if (fileLock) {
-            FileLock l;
-            try {
-                l = channel.tryLock();
-            } catch (OverlappingFileLockException e) {
-                l = null;
+        try {
+            if (mainClosed) {
+                channel = FileChannel.open(path, reopenOptions);
             }
-            if (l == null) {
-                lost = "an interrupt closed " + path + ", which dropped its lock, and another store locked the file"
-                        + " before it was opened again; close this store";
-                throw new StoreLockedException(lost);
+            if (secondClosed) {
+                second = FileChannel.open(path, secondOptions);
             }
-            lock = l;
+            if (fileLock) {
+                FileLock l;
+                try {
+                    l = channel.tryLock();
+                } catch (OverlappingFileLockException e) {
+                    l = null;
+                }
+                if (l == null) {
+                    lost = "an interrupt closed " + path + ", which dropped its lock, and another store locked the file"
+                            + " before it was opened again; close this store";
+                    throw new StoreLockedException(lost);
+                }
+                lock = l;
+            }
+        } catch (ClosedChannelException e) {
+            throw e; // interrupted again while locking: the caller's loop opens it once more
+        } catch (IOException | RuntimeException e) {
+            // Left half open, it would go on unlocked with nothing to lock it again.
+            if (lost == null) {
+                lost = "an interrupt closed " + path + ", which dropped its lock, and it could not be opened again"
+                        + " with its lock (" + e + "); close this store";
+            }
+            throw e;
         }
         reopens.incrementAndGet();
         onReopen.accept(channel);
@@ -277,6 +307,15 @@ final class LockedChannel {
                 ch.force(false);
                 return null;
             });
+            if (reopens.get() != watched) {
+                synchronized (watch) {
+                    long r = reopens.get();
+                    if (r != watched) {
+                        watch.getFD().sync(); // not a channel's: no interrupt closes it
+                        watched = r;
+                    }
+                }
+            }
         } catch (IOException e) {
             throw error("sync", e);
         }
@@ -297,6 +336,11 @@ final class LockedChannel {
                 closeQuietly(s);
             }
             closeQuietly(channel);
+            try {
+                watch.close();
+            } catch (IOException suppressed) {
+                // closing: nothing to report it to
+            }
             ProcessLocks.release(processKey);
         }
     }

@@ -113,6 +113,26 @@ class InterruptedIoTest {
     }
 
     /**
+     * A channel closed under the device when the file cannot be opened again (here it was
+     * removed): the device stops, rather than go on half open and unlocked, and says so on every
+     * later call.
+     */
+    @ParameterizedTest(name = "raw {0}")
+    @ValueSource(booleans = {false, true})
+    void aFileThatCannotBeOpenedAgainStopsTheDevice(boolean raw) throws IOException {
+        try (BlockDevice d = open(raw)) {
+            d.write(0, ByteBuffer.wrap(pattern(4096, 1)));
+            Files.delete(file);
+            held(d).channel().close();
+            org.junit.jupiter.api.Assertions.assertThrows(org.htod.core.HtodIOException.class,
+                    () -> d.read(0, ByteBuffer.allocate(4096)), "the reopen fails");
+            org.htod.core.StoreLockedException later = org.junit.jupiter.api.Assertions.assertThrows(
+                    org.htod.core.StoreLockedException.class, () -> d.write(4096, ByteBuffer.wrap(pattern(4096, 2))));
+            assertTrue(later.getMessage().contains("could not be opened again"), later.getMessage());
+        }
+    }
+
+    /**
      * Threads writing, reading back, syncing, interrupted every few tens of microseconds by
      * another: none of them sees an error, every read finds what its thread wrote, and each keeps
      * the interrupts it was sent.
