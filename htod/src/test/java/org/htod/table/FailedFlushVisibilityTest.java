@@ -40,18 +40,35 @@ import org.junit.jupiter.api.Test;
  * every flush fails, and readers look it up between and during the failures, many times over.
  */
 class FailedFlushVisibilityTest {
+    /**
+     * A gate over a heap on a device that fails on demand, with one link waiting: {@code entry}'s
+     * next names {@code target} (the disk holds 0, never written).
+     */
+    private record OneLink(FaultyDevice faults, Storage storage, Heap heap, SyncGate gate, long entry, long target,
+            ReentrantReadWriteLock view) {
+        static OneLink waiting() {
+            FaultyDevice faults = new FaultyDevice(new MemoryDevice());
+            Storage storage = Storage.create(faults, ContainerConfig.builder().grain(64).logSize(0).build());
+            Heap heap = storage.heap();
+            SyncGate gate = new SyncGate(heap, new EntryCache(1 << 20), Integer.MAX_VALUE, null);
+            long entry = heap.allocate(ByteBuffer.allocate(64));
+            long target = heap.allocate(ByteBuffer.allocate(64));
+            ReentrantReadWriteLock view = new ReentrantReadWriteLock();
+            set(gate, entry, target, 7, view);
+            return new OneLink(faults, storage, heap, gate, entry, target, view);
+        }
+    }
+
     @Test
     void aLinkWhoseFlushFailsIsNeverHiddenFromReaders() throws Exception {
-        FaultyDevice faults = new FaultyDevice(new MemoryDevice());
-        Storage storage = Storage.create(faults, ContainerConfig.builder().grain(64).logSize(0).build());
-        Heap heap = storage.heap();
-        SyncGate gate = new SyncGate(heap, new EntryCache(1 << 20), Integer.MAX_VALUE, null);
-        long entry = heap.allocate(ByteBuffer.allocate(64));
-        long target = heap.allocate(ByteBuffer.allocate(64));
-        ReentrantReadWriteLock view = new ReentrantReadWriteLock();
-        view.writeLock().lock();
-        gate.setLink(entry, Entries.NEXT_OFFSET, target, 7, view, true); // the disk holds 0, never written
-        view.writeLock().unlock();
+        OneLink o = OneLink.waiting();
+        FaultyDevice faults = o.faults();
+        Storage storage = o.storage();
+        Heap heap = o.heap();
+        SyncGate gate = o.gate();
+        long entry = o.entry();
+        long target = o.target();
+        ReentrantReadWriteLock view = o.view();
 
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong lookups = new AtomicLong();
@@ -169,19 +186,12 @@ class FailedFlushVisibilityTest {
      */
     @Test
     void linksAFlushWroteBeforeItsSyncFailedAreNotWrittenAgain() {
-        FaultyDevice faults = new FaultyDevice(new MemoryDevice());
-        Storage storage = Storage.create(faults, ContainerConfig.builder().grain(64).logSize(0).build());
-        Heap heap = storage.heap();
-        SyncGate gate = new SyncGate(heap, new EntryCache(1 << 20), Integer.MAX_VALUE, null);
-        long entry = heap.allocate(ByteBuffer.allocate(64));
-        long target = heap.allocate(ByteBuffer.allocate(64));
-        ReentrantReadWriteLock view = new ReentrantReadWriteLock();
-        set(gate, entry, target, 7, view);
-        faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false); // the sync after the link's write
-        assertThrows(HtodException.class, gate::sync);
-        assertEquals(target, onDisk(heap, entry), "the link, written before the sync failed");
-        assertNull(gate.pendingLink(entry, Entries.NEXT_OFFSET), "the written link waits for no second write");
-        storage.close(); // the heap refuses changes after a failed sync: a reopen recovers
+        OneLink o = OneLink.waiting();
+        o.faults().failSync(1, FaultyDevice.Fault.IO_ERROR, false); // the sync after the link's write
+        assertThrows(HtodException.class, o.gate()::sync);
+        assertEquals(o.target(), onDisk(o.heap(), o.entry()), "the link, written before the sync failed");
+        assertNull(o.gate().pendingLink(o.entry(), Entries.NEXT_OFFSET), "the written link waits for no second write");
+        o.storage().close(); // the heap refuses changes after a failed sync: a reopen recovers
     }
 
     private static void set(SyncGate gate, long block, long target, long salt, ReentrantReadWriteLock view) {
