@@ -233,11 +233,16 @@ public final class HtodStore implements AutoCloseable {
      * sometimes, in both modes, so that code written against one does not hang in the other.
      */
     void refuseInFunction(String what) {
-        if (functions.get()[0] > 0) {
+        if (inFunction()) {
             throw new IllegalStateException("a function given to compute or merge must not " + what + " (it runs"
                     + " holding its key's lock, which the store's writes, syncs and copies may wait for); read"
                     + " in it, and write after it returns");
         }
+    }
+
+    /** Whether the calling thread runs a function given to compute or merge on this store's maps. */
+    private boolean inFunction() {
+        return functions.get()[0] > 0;
     }
 
     /**
@@ -257,7 +262,7 @@ public final class HtodStore implements AutoCloseable {
         enter();
         try {
             WriteLayer l = layer;
-            boolean inFunction = functions.get()[0] > 0;
+            boolean inFunction = inFunction();
             if (l != null) {
                 BufferedMap m = l.map(name, !inFunction);
                 if (m == null) {

@@ -306,21 +306,12 @@ final class SyncGate {
 
     private void flush(int atLeast) {
         Batch b;
-        boolean interrupted = false;
-        try {
-            synchronized (this) {
-                while (inFlight) {
-                    interrupted |= waitForFlush();
-                }
-                if (queued < atLeast) {
-                    return; // another writer flushed meanwhile
-                }
-                b = begin(false);
+        synchronized (this) {
+            awaitFlushUnless(() -> false);
+            if (queued < atLeast) {
+                return; // another writer flushed meanwhile
             }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            b = begin(false);
         }
         run(b);
     }
@@ -331,22 +322,13 @@ final class SyncGate {
      */
     void sync() {
         Batch b;
-        boolean interrupted = false;
-        try {
-            synchronized (this) {
-                long target = durableStarted + 1;
-                while (durableDone < target && inFlight) {
-                    interrupted |= waitForFlush();
-                }
-                if (durableDone >= target) {
-                    return;
-                }
-                b = begin(true);
+        synchronized (this) {
+            long target = durableStarted + 1;
+            awaitFlushUnless(() -> durableDone >= target);
+            if (durableDone >= target) {
+                return;
             }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            b = begin(true);
         }
         run(b);
     }
@@ -618,17 +600,23 @@ final class SyncGate {
     }
 
     /**
-     * One wait on this monitor, for the flush in flight; true if an interrupt ended it. The caller
-     * waits on and sets the interrupt again once done: the flush is I/O under way, which ends or
-     * fails soon, and a writer at SYNC waits here after its entry is written, so that an interrupt
-     * thrown out of this wait, as before, told it its write had failed while the write took effect.
+     * Under this: waits while a flush is in flight, unless {@code done} says the caller need not.
+     * An interrupt does not end the wait, and is set again after it: the flush is I/O under way,
+     * which ends or fails soon, and a writer at SYNC waits here after its entry is written, so that
+     * an interrupt thrown out of this wait, as before, told it its write had failed while the write
+     * took effect.
      */
-    private boolean waitForFlush() {
-        try {
-            wait();
-            return false;
-        } catch (InterruptedException e) {
-            return true;
+    private void awaitFlushUnless(java.util.function.BooleanSupplier done) {
+        boolean interrupted = false;
+        while (inFlight && !done.getAsBoolean()) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt(); // nothing waits on this monitor after it: the caller only begins or returns
         }
     }
 }

@@ -128,12 +128,6 @@ final class Waiters {
         }
     }
 
-    /** {@code w} gives up waiting (interrupted): it leaves the list. */
-    void remove(Waiter w) {
-        list.remove(w);
-        back(w);
-    }
-
     /**
      * The waiters to wake now that the log is durable up to {@code durable} in {@code generation}:
      * those it covers, those of another generation (their records were dropped), all of them if
