@@ -35,9 +35,27 @@ import org.htod.core.CorruptStoreException;
  * <p>A placed put's value is not in the log: its writer wrote the entry into a heap block of its
  * own before logging the record, and the commit that makes the record durable syncs the device,
  * so the block is durable with it (see {@code WriteLayer}'s placed values).
+ *
+ * <p>A <em>relog unit</em> holds changes that must be replayed together but exceed one record:
+ * those a failed log write dropped, logged again after the heal (see {@code
+ * WriteLayer.relogDropped}). Its records, of type {@link #PART_TYPE}, lie one after the other in
+ * the log, each a data record's payload behind its place in the unit:
+ *
+ * <pre>
+ * 4   index i     0 for the first part
+ * 4   count c     the unit's parts, at least 2; i &lt; c
+ * ... the operations, as a type 1 payload (count n, then n operations)
+ * </pre>
+ *
+ * Replay applies a unit's operations only once it has read all of its parts, in order; a unit
+ * that the log's end or any other record cuts short is left out whole.
  */
 final class DataRecord {
     static final int TYPE = 1;
+    /** A part of a relog unit: see the class comment. */
+    static final int PART_TYPE = 3;
+    /** Bytes a part adds before its operations: its index and the unit's count of parts. */
+    static final int PART_HEAD = 8;
     static final byte PUT = 1;
     static final byte REMOVE = 2;
     static final byte PLACED = 3;
@@ -67,6 +85,9 @@ final class DataRecord {
         }
     }
 
+    /** One part of a relog unit, read back: part {@code index} of {@code count}. */
+    record Part(int index, int count, List<Op> ops) {}
+
     private DataRecord() {}
 
     static int size(List<Op> ops) {
@@ -92,6 +113,50 @@ final class DataRecord {
             }
         }
         return b.flip();
+    }
+
+    /**
+     * {@code ops} cut, in their order, into the fewest runs that each fit a part of at most {@code
+     * maxPayload} bytes (greedy: a run ends where the next operation would not fit). Every
+     * operation fits a part alone: a value takes at most 64 bytes less than a record's payload
+     * beyond its key ({@code HtodStore.maxValueBytes}), so an operation at most 31 less.
+     */
+    static List<List<Op>> split(List<Op> ops, long maxPayload) {
+        List<List<Op>> runs = new ArrayList<>();
+        List<Op> run = new ArrayList<>();
+        long bytes = PART_HEAD + 4;
+        for (Op op : ops) {
+            if (!run.isEmpty() && bytes + op.size() > maxPayload) {
+                runs.add(run);
+                run = new ArrayList<>();
+                bytes = PART_HEAD + 4;
+            }
+            run.add(op);
+            bytes += op.size();
+        }
+        if (!run.isEmpty()) {
+            runs.add(run);
+        }
+        return runs;
+    }
+
+    /** The payload of part {@code index} of a unit of {@code count} parts, holding {@code ops}. */
+    static ByteBuffer encodePart(int index, int count, List<Op> ops) {
+        ByteBuffer body = encode(ops);
+        ByteBuffer b = ByteBuffer.allocate(PART_HEAD + body.remaining());
+        return b.putInt(index).putInt(count).put(body).flip();
+    }
+
+    static Part decodePart(ByteBuffer b, long lsn, String device) {
+        if (b.remaining() < PART_HEAD) {
+            throw bad(lsn, device, "a part of a relog unit of " + b.remaining() + " bytes");
+        }
+        int index = b.getInt();
+        int count = b.getInt();
+        if (count < 2 || index < 0 || index >= count) {
+            throw bad(lsn, device, "part " + index + " of a relog unit of " + count + " parts");
+        }
+        return new Part(index, count, decode(b, lsn, device));
     }
 
     static List<Op> decode(ByteBuffer b, long lsn, String device) {

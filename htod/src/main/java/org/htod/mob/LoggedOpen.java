@@ -176,6 +176,7 @@ public final class LoggedOpen {
         } else {
             LogReader r = new LogReader(dev, sb.logOffset(), sb.logSize(), start, 0);
             long records = 0;
+            Units units = new Units(name);
             for (Records.Record rec = r.next(); rec != null; rec = r.next()) {
                 // Bytes of the log past its start, of the region's size: where it ends is unknown
                 // until a record fails to be read, and it is at most the region away. (Not the
@@ -183,6 +184,11 @@ public final class LoggedOpen {
                 if ((++records & 255) == 0) {
                     progress.step(r.position() - start, sb.logSize());
                 }
+                if (rec.type() == DataRecord.PART_TYPE) {
+                    units.part(rec, data);
+                    continue;
+                }
+                units.other();
                 if (rec.type() == DataRecord.TYPE) {
                     data.add(new PlacedValues.Logged(rec.lsn(), DataRecord.decode(rec.payload(), rec.lsn(), name)));
                 } else if (rec.type() == InstallRecord.TYPE) {
@@ -194,10 +200,11 @@ public final class LoggedOpen {
                             + rec.lsn(), sb.logOffset() + rec.lsn() % sb.logSize());
                 }
             }
+            units.other();
             end = r.position();
             lastEpoch = Math.max(lastEpoch, r.epoch());
             bytesRead = r.bytesRead();
-            stop = "ends at position " + end + ": " + r.stopReason();
+            stop = "ends at position " + end + ": " + r.stopReason() + units.cutShort();
             progress.step(end - start, end - start);
         }
 
@@ -276,6 +283,55 @@ public final class LoggedOpen {
         Facts f = new Facts("log", sb.clean(), Duration.ofNanos(System.nanoTime() - t0), bytesRead, data.size(),
                 installs.size(), rc[0], rc[1], links.size(), keys, placed.values().size(), placed.bytesRead(), stop);
         return new Opened(layer, f, null);
+    }
+
+    /**
+     * The parts of relog units as the log gives them (see {@link DataRecord}): a unit's records
+     * go to the data records once its last part is read, in order; one that another record or
+     * the log's end cuts short is left out whole. Replay never begins inside a unit: the write
+     * layer keeps the log, for each key of a unit, from its first part.
+     */
+    private static final class Units {
+        private final String device;
+        private final List<PlacedValues.Logged> parts = new ArrayList<>();
+        private int count;
+        private long cut;
+
+        Units(String device) {
+            this.device = device;
+        }
+
+        void part(Records.Record rec, List<PlacedValues.Logged> data) {
+            DataRecord.Part p = DataRecord.decodePart(rec.payload(), rec.lsn(), device);
+            if (p.index() == 0) {
+                other(); // a unit begun before was cut short: a failure dropped its later parts
+                count = p.count();
+            } else if (p.index() != parts.size() || p.count() != count) {
+                throw new CorruptStoreException(device + ": the log record at position " + rec.lsn() + " is part "
+                        + p.index() + " of a relog unit of " + p.count() + " parts, and does not follow "
+                        + (parts.isEmpty() ? "its part " + (p.index() - 1) + ": replay begins inside the unit"
+                                : "part " + (parts.size() - 1) + " of a unit of " + count),
+                        -1);
+            }
+            parts.add(new PlacedValues.Logged(rec.lsn(), p.ops()));
+            if (parts.size() == count) {
+                data.addAll(parts);
+                parts.clear();
+            }
+        }
+
+        /** A record other than a part, or the log's end: a unit not read whole is left out. */
+        void other() {
+            if (!parts.isEmpty()) {
+                cut++;
+                parts.clear();
+            }
+        }
+
+        /** For the recovery report: the units left out, if any. */
+        String cutShort() {
+            return cut == 0 ? "" : "; " + cut + " relog unit" + (cut == 1 ? "" : "s") + " cut short left out";
+        }
     }
 
     /**

@@ -385,18 +385,21 @@ final class Mob {
     }
 
     /**
-     * A failed log write dropped the key's newest record, and its state was logged again at
-     * {@code lsn} in {@code generation}. That record holds the key's whole state, so the log is
-     * kept from it for this key: the log lays out anew what follows the dropped records, where an
-     * earlier position may no longer begin a record, and a checkpoint that names such a position
-     * as where replay begins cannot be replayed. The caller holds the key's stripe lock; the
+     * A failed log write dropped the key's newest record, and its state was logged again, in the
+     * log's generation {@code generation}: in the record at {@code firstLsn} or in a relog unit
+     * from there to the part at {@code lastLsn} (the same position for one record). That holds the
+     * key's whole state, so the log is kept from the unit's first part for this key: the log lays
+     * out anew what follows the dropped records, where an earlier position may no longer begin a
+     * record, and a checkpoint that names such a position as where replay begins cannot be
+     * replayed; nor may replay begin inside a unit, which it would read in part. The key's change
+     * counts as durable once the unit's last part is. The caller holds the key's stripe lock; the
      * flusher has not taken the key.
      */
-    void relogged(Pending p, long lsn, long generation) {
-        p.lastLsn = lsn;
+    void relogged(Pending p, long firstLsn, long lastLsn, long generation) {
+        p.lastLsn = lastLsn;
         p.lastGeneration = generation;
         queue.remove(p);
-        p.firstLsn = lsn;
+        p.firstLsn = firstLsn;
         queue.add(p);
     }
 

@@ -543,14 +543,8 @@ public final class WriteLayer {
     private void relogDropped() {
         appendGuard.writeLock().lock();
         try {
-            // In as few records as the log's largest holds, so that the changes of one WriteBatch,
-            // dropped together in one record, go out again together: replayed whole or not at all.
-            // (A relog larger than one record may part a batch: see docs/FORMAT.md.)
             List<Mob.Pending> keys = new ArrayList<>();
             List<DataRecord.Op> ops = new ArrayList<>();
-            long bytes = 4;
-            boolean placed = false;
-            Log.Appended last = null;
             for (BufferedMap m : byId.values()) {
                 for (Mob.Pending p : mob.of(m.tableId)) {
                     if (!log.dropped(p.lastLsn, p.lastGeneration)) {
@@ -558,45 +552,58 @@ public final class WriteLayer {
                     }
                     Mob.Value v = p.current;
                     // A placed value is logged again naming the same block, which stayed allocated.
-                    DataRecord.Op op = new DataRecord.Op(p.tableId, p.key, v.value(), v.version(), v.expiry(),
-                            placedOf(v));
-                    if (!ops.isEmpty() && bytes + op.size() > log.maxPayload()) {
-                        last = relog(keys, ops, placed);
-                        keys.clear();
-                        ops.clear();
-                        bytes = 4;
-                        placed = false;
-                    }
                     keys.add(p);
-                    ops.add(op);
-                    bytes += op.size();
-                    placed |= v.placed() != 0;
+                    ops.add(new DataRecord.Op(p.tableId, p.key, v.value(), v.version(), v.expiry(), placedOf(v)));
                 }
             }
-            if (!ops.isEmpty()) {
-                last = relog(keys, ops, placed);
+            if (ops.isEmpty()) {
+                return;
             }
-            if (last != null) {
-                installs.replaced.relogged(last.lsn(), last.generation());
+            // Replayed whole or not at all: the changes of one WriteBatch, dropped together, and
+            // any later change of one of its keys (which carries that key's newer state here) must
+            // not come back in part. So in one record when they fit, else in one relog unit of
+            // several, which replay leaves out whole unless it reads every part.
+            Log.Appended first;
+            Log.Appended last;
+            if (DataRecord.size(ops) <= log.maxPayload()) {
+                first = last = log.appendReserved(DataRecord.TYPE, DataRecord.encode(ops), namesPlaced(ops));
+            } else {
+                List<List<DataRecord.Op>> parts = DataRecord.split(ops, log.maxPayload());
+                first = null;
+                last = null;
+                for (int i = 0; i < parts.size(); i++) {
+                    List<DataRecord.Op> part = parts.get(i);
+                    last = log.appendReserved(DataRecord.PART_TYPE, DataRecord.encodePart(i, parts.size(), part),
+                            namesPlaced(part));
+                    first = first == null ? last : first;
+                }
             }
+            // Only now, with every part appended: a key is dropped until the unit's last part is
+            // durable (a failure between parts leaves each key's dropped record as it was, and the
+            // next heal logs all of them again), and keeps the log from the unit's first part.
+            for (Mob.Pending p : keys) {
+                ReentrantLock l = mob.lock(p.tableId, p.hash);
+                l.lock();
+                try {
+                    mob.relogged(p, first.lsn(), last.lsn(), last.generation());
+                } finally {
+                    l.unlock();
+                }
+            }
+            installs.replaced.relogged(last.lsn(), last.generation());
         } finally {
             appendGuard.writeLock().unlock();
         }
     }
 
-    /** One record of {@link #relogDropped}: {@code ops}, the changes of {@code keys}, logged again. */
-    private Log.Appended relog(List<Mob.Pending> keys, List<DataRecord.Op> ops, boolean placed) {
-        Log.Appended a = log.appendReserved(DataRecord.TYPE, DataRecord.encode(ops), placed);
-        for (Mob.Pending p : keys) {
-            ReentrantLock l = mob.lock(p.tableId, p.hash);
-            l.lock();
-            try {
-                mob.relogged(p, a.lsn(), a.generation());
-            } finally {
-                l.unlock();
+    /** Whether {@code ops} name a placed value's block, which their record's write must find durable. */
+    private static boolean namesPlaced(List<DataRecord.Op> ops) {
+        for (DataRecord.Op op : ops) {
+            if (op.placed() != null) {
+                return true;
             }
         }
-        return a;
+        return false;
     }
 
     // ------------------------------------------------------------------ lifecycle

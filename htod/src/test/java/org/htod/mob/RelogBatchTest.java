@@ -1,5 +1,6 @@
 package org.htod.mob;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -24,9 +25,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A {@link WriteBatch} whose record a failed log write dropped, at NONE, where the write layer
- * logs the dropped changes again once the log heals: they go out in one record, so that a crash
- * in the write that carries them leaves the batch whole or absent. Logged again one record a key,
- * a write torn after its first sectors kept the first keys of the batch and lost the rest.
+ * logs the dropped changes again once the log heals: they go out in one record, or in one relog
+ * unit of several when they exceed a record, so that a crash in the write that carries them
+ * leaves the batch whole or absent. Logged again one record a key, a write torn after its first
+ * sectors kept the first keys of the batch and lost the rest; logged again in several records
+ * that replay took one by one, a cut between two of them did the same.
  */
 class RelogBatchTest {
     /** Notes where each write starts and how long it is, the one a power cut stops included. */
@@ -86,5 +89,112 @@ class RelogBatchTest {
             assertTrue(present == 0 || present == 8, present + " of the batch's 8 keys survive");
             LogStores.verify(again);
         }
+    }
+
+    /**
+     * More dropped than one record holds: a batch of ten keys, two of them changed again after it,
+     * and twelve other keys, about 28 KB against a largest payload of 15,584 bytes (128 KiB log),
+     * logged again as a unit of parts in one write. The power goes in that write, once for each
+     * number of its sectors that reach the disk, from none to all: the batch is whole, with the
+     * later changes or without, or absent, at every cut; all of it survives the whole write.
+     */
+    @Test
+    void aRelogOfSeveralRecordsIsWholeOrAbsentAfterACrashAtEachSector() {
+        String v = "x".repeat(1200);
+        int whole = 0;
+        int absent = 0;
+        int sectors = -1;
+        for (int keep = 0; sectors < 0 || keep <= sectors; keep++) {
+            MemoryDevice disk = new MemoryDevice();
+            CrashDevice crash = new CrashDevice(disk);
+            Writes writes = new Writes(crash);
+            FaultyDevice faults = new FaultyDevice(writes);
+            HtodStore s = Htod.builder(faults).grain(64).logSize(128 << 10).placeValuesFrom(0).bufferSize(64 << 20)
+                    .durability(Durability.NONE).open();
+            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            s.sync();
+            long before = LogStores.layer(s).log.end();
+            try (WriteBatch b = s.batch()) {
+                for (int i = 0; i < 10; i++) {
+                    b.put(m, "b" + i, "A" + v);
+                }
+                b.commit();
+            }
+            m.put("b0", "B" + v);
+            m.put("b9", "B" + v);
+            for (int i = 0; i < 12; i++) {
+                m.put("o" + i, "O" + v);
+            }
+            long dropped = LogStores.layer(s).log.end() - before;
+            assertTrue(dropped > LogStores.layer(s).log.maxPayload() + 8000, dropped + " bytes to log again, "
+                    + "against a largest payload of " + LogStores.layer(s).log.maxPayload());
+            faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+            assertThrows(HtodException.class, s::sync, "the records are dropped");
+            m.put("after", "a"); // heals the log: the dropped changes are logged again
+            if (keep == 0) {
+                keptFromTheUnitsStart(LogStores.layer(s));
+            }
+            crash.armPowerCut(1, Counting.WRITES, CutWrite.IN_FLIGHT);
+            writes.seen.clear();
+            assertThrows(HtodException.class, s::sync, "the power goes in the write of the changes logged again");
+            long[] cut = writes.seen.get(writes.seen.size() - 1);
+            int sectorSize = disk.sectorSize();
+            if (sectors < 0) {
+                sectors = (int) (cut[1] / sectorSize);
+                assertTrue(cut[1] > LogStores.layer(s).log.maxPayload() + 8000, "one write of " + cut[1]
+                        + " bytes carries the changes logged again");
+            }
+            long keepBelow = cut[0] + (long) keep * sectorSize;
+            crash.crashKeeping(at -> at + sectorSize <= keepBelow);
+            LogStores.closeQuietly(s);
+            try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+                HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
+                int present = 0;
+                for (int i = 0; i < 10; i++) {
+                    String got = r.get("b" + i);
+                    if (got != null) {
+                        present++;
+                        boolean changedAgain = i == 0 || i == 9;
+                        assertTrue(got.equals("A" + v) || changedAgain && got.equals("B" + v),
+                                "b" + i + " holds " + got.substring(0, 1) + "... with " + keep + " sectors kept");
+                    }
+                }
+                assertTrue(present == 0 || present == 10, present + " of the batch's 10 keys survive with " + keep
+                        + " of the write's " + sectors + " sectors kept");
+                if (present == 10) {
+                    whole++;
+                } else {
+                    absent++;
+                }
+                if (keep == sectors) {
+                    assertEquals("B" + v, r.get("b0"), "the whole write kept");
+                    assertEquals("O" + v, r.get("o11"), "the whole write kept");
+                    assertEquals("a", r.get("after"), "the whole write kept");
+                }
+                LogStores.verify(again);
+            }
+        }
+        assertTrue(whole > 0 && absent > 0, "cuts that kept the batch: " + whole + ", that lost it: " + absent);
+    }
+
+    /**
+     * Every key logged again in a unit keeps the log from the unit's first part (so that a
+     * checkpoint never names a position inside it, where replay would read it in part) and counts
+     * as durable only once its last part is (so that a failure between parts has the next heal
+     * log all of it again).
+     */
+    private static void keptFromTheUnitsStart(WriteLayer layer) {
+        long tableId = layer.map("m", false).tableId;
+        java.util.Set<Long> firsts = new java.util.TreeSet<>();
+        java.util.Set<Long> lasts = new java.util.TreeSet<>();
+        for (Mob.Pending p : layer.mob.of(tableId)) {
+            if (!new String(p.key, java.nio.charset.StandardCharsets.UTF_8).equals("after")) {
+                firsts.add(p.firstLsn);
+                lasts.add(p.lastLsn);
+            }
+        }
+        assertEquals(1, firsts.size(), "where the keys logged again keep the log from: " + firsts);
+        assertEquals(1, lasts.size(), "the record whose durability the keys logged again wait for: " + lasts);
+        assertTrue(firsts.iterator().next() < lasts.iterator().next(), "a unit of several parts");
     }
 }
