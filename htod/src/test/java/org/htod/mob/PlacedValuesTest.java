@@ -177,6 +177,48 @@ class PlacedValuesTest {
     }
 
     /**
+     * A sync that fails while a writer places its value (the heap syncs before it reuses a block
+     * freed since its last sync) fails that put alone: the heap had changed nothing, and stays
+     * usable. It used to refuse every change from then on, installs and checkpoints included, so
+     * that the store could not even close cleanly until it was reopened.
+     */
+    @Test
+    void aSyncThatFailsWhileAValueIsPlacedFailsThatPutAlone() {
+        MemoryDevice disk = new MemoryDevice();
+        FaultyDevice faults = new FaultyDevice(disk);
+        HtodStore s = builder(faults, 512).durability(Durability.NONE).open();
+        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+        for (int i = 0; i < 20; i++) {
+            m.put("small" + i, "s" + i);
+        }
+        s.checkpoint(); // frees the first checkpoint's block since the heap's last sync
+        faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+        int failed = -1;
+        for (int i = 0; i < 100 && failed < 0; i++) {
+            try {
+                m.put("k" + i, value(i, VALUE));
+            } catch (org.htod.core.HtodException e) {
+                assertTrue(String.valueOf(e.getMessage()).contains("injected"), e.toString());
+                failed = i;
+            }
+        }
+        assertTrue(failed >= 0, "no placement met the failing sync");
+        assertEquals(null, m.get("k" + failed), "the failed put");
+        m.put("k" + failed, value(failed, VALUE));
+        m.put("after", value(-1, VALUE));
+        s.checkpoint();
+        s.close();
+        try (HtodStore again = builder(disk.reopen(), 512).open()) {
+            assertTrue(again.recoveryReport().clean(), again.recoveryReport().toString());
+            HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
+            assertEquals(value(failed, VALUE), r.get("k" + failed));
+            assertEquals(value(-1, VALUE), r.get("after"));
+            assertEquals(20 + failed + 2, r.size());
+            LogStores.verify(again);
+        }
+    }
+
+    /**
      * A replaced block whose replacing record a failed log write dropped waits for the change
      * logged again, not for the position its record had: the healed log lays other records over
      * that position, and once they were durable the block went back while the change that

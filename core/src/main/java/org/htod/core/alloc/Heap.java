@@ -327,7 +327,11 @@ public final class Heap implements AutoCloseable {
                 Coalescer.ifFragmented(this);
                 p = unrecordedBlock ? placeReusing(size) : placeMakingRoom(size);
             } catch (org.htod.core.HtodException e) {
-                throw failed(e);
+                // Log mode: what can fail here is a sync (coalescing merges in memory), which
+                // changed nothing in memory (see sync): the allocation fails, the heap stays
+                // usable. A placed value's writer met one whenever a sync failed once, and the
+                // whole store then refused every change until it was reopened.
+                throw logged ? e : failed(e);
             }
             if (p == null) {
                 // Nothing has changed: the heap stays usable, for frees among others.
