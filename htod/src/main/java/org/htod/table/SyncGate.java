@@ -109,8 +109,8 @@ final class SyncGate {
      */
     private boolean keptLinks;
     /**
-     * Log mode: blocks a durable install record frees whose links then failed to be written, to be
-     * freed, not recorded again, once a later commit has written the links.
+     * Log mode: blocks a durable install record frees whose links, or whose frees, then failed, to
+     * be freed, not recorded again, once a later commit has written the links.
      */
     private List<Long> recordedUnfreed = new ArrayList<>();
     private long syncs;
@@ -431,28 +431,30 @@ final class SyncGate {
     private void runLogged(Batch b) {
         installer.record(b.links, b.unlinked, heap);
         syncs++;
-        try {
-            writeLinks(b.links);
-        } catch (RuntimeException e) {
-            // The record is durable and lists these frees: recorded again by the next commit,
-            // they would be freed twice by a replay, which refuses such a log. The next commit
-            // writes the links again (restore) and frees these blocks without recording them.
-            synchronized (this) {
-                recordedUnfreed.addAll(b.unlinked);
-            }
-            b.unlinked.clear();
-            throw e;
-        }
-        written();
         List<Long> earlier;
         synchronized (this) {
             earlier = recordedUnfreed;
             recordedUnfreed = new ArrayList<>();
         }
-        installer.freeRecorded(() -> {
-            freeAll(b.unlinked);
-            freeAll(earlier);
-        });
+        try {
+            writeLinks(b.links);
+            written();
+            installer.freeRecorded(() -> {
+                freeAll(b.unlinked);
+                freeAll(earlier);
+            });
+        } catch (RuntimeException e) {
+            // The record is durable and lists these frees (an earlier one those of `earlier`):
+            // recorded again by the next commit, they would be freed twice by a replay, which
+            // refuses such a log. The next commit writes the links again if they were not
+            // (restore), and frees what is left of these blocks without recording them.
+            synchronized (this) {
+                recordedUnfreed.addAll(earlier);
+                recordedUnfreed.addAll(b.unlinked);
+            }
+            b.unlinked.clear();
+            throw e;
+        }
     }
 
     /**
