@@ -164,6 +164,8 @@ public final class LoggedOpen {
 
         // Read the log whole before anything changes.
         List<PlacedValues.Logged> data = new ArrayList<>();
+        // The parts of the relog units replayed, by position: where each one's unit begins.
+        Map<Long, Long> unitStarts = new HashMap<>();
         List<InstallRecord> installs = new ArrayList<>();
         long start = sb.log().start();
         long end;
@@ -176,7 +178,7 @@ public final class LoggedOpen {
         } else {
             LogReader r = new LogReader(dev, sb.logOffset(), sb.logSize(), start, 0);
             long records = 0;
-            Units units = new Units(name);
+            Units units = new Units(name, unitStarts);
             for (Records.Record rec = r.next(); rec != null; rec = r.next()) {
                 // Bytes of the log past its start, of the region's size: where it ends is unknown
                 // until a record fails to be read, and it is at most the region away. (Not the
@@ -264,7 +266,11 @@ public final class LoggedOpen {
                     v = value == null ? new Mob.Value(new byte[0], op.expiry(), op.version())
                             : new Mob.Value(value, op.expiry(), op.version(), op.placed().block(), op.placed().headCrc());
                 }
-                mob.put(op.tableId(), op.key(), Hashing.hash(op.key()), v, d.lsn(), 0, Mob.UNKNOWN);
+                // A key of a relog unit keeps the log from the unit's first part, as the write
+                // layer keeps it (see Mob.relogged): a checkpoint naming a later part as where
+                // replay begins would leave the next replay a unit without its first parts.
+                long from = unitStarts.getOrDefault(d.lsn(), d.lsn());
+                mob.put(op.tableId(), op.key(), Hashing.hash(op.key()), v, from, 0, Mob.UNKNOWN);
                 keys++;
             }
         }
@@ -289,16 +295,20 @@ public final class LoggedOpen {
      * The parts of relog units as the log gives them (see {@link DataRecord}): a unit's records
      * go to the data records once its last part is read, in order; one that another record or
      * the log's end cuts short is left out whole. Replay never begins inside a unit: the write
-     * layer keeps the log, for each key of a unit, from its first part.
+     * layer keeps the log, for each key of a unit, from its first part, and so does a replay
+     * that puts the unit's keys back into the buffer.
      */
     private static final class Units {
         private final String device;
+        private final Map<Long, Long> starts;
         private final List<PlacedValues.Logged> parts = new ArrayList<>();
         private int count;
         private long cut;
 
-        Units(String device) {
+        /** {@code starts} gets, for each part of a unit read whole, the position of its first part. */
+        Units(String device, Map<Long, Long> starts) {
             this.device = device;
+            this.starts = starts;
         }
 
         void part(Records.Record rec, List<PlacedValues.Logged> data) {
@@ -315,6 +325,9 @@ public final class LoggedOpen {
             }
             parts.add(new PlacedValues.Logged(rec.lsn(), p.ops()));
             if (parts.size() == count) {
+                for (PlacedValues.Logged l : parts) {
+                    starts.put(l.lsn(), parts.get(0).lsn());
+                }
                 data.addAll(parts);
                 parts.clear();
             }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.htod.Codec;
 import org.htod.Durability;
@@ -31,12 +30,12 @@ class RefusedFreesTest {
     void aFreeTheHeapRefusesAfterItsRecordIsDurableIsNeverRecordedAgain() throws Exception {
         MemoryDevice disk = new MemoryDevice();
         CrashDevice crash = new CrashDevice(disk);
-        AtomicReference<Thread> installer = new AtomicReference<>();
+        Thread installer = Thread.currentThread();
         long[] recordedAt = {Long.MAX_VALUE};
         WriteLayer[] layer = new WriteLayer[1];
-        // Holds the installing thread's first write once its install record is durable: the link.
+        // Holds this thread's first write once its install record is durable: the link.
         HeldDevice held = new HeldDevice(crash, true,
-                () -> Thread.currentThread() == installer.get() && layer[0].log.durable() > recordedAt[0]);
+                () -> Thread.currentThread() == installer && layer[0].log.durable() > recordedAt[0]);
         HtodStore s = Htod.builder(held).grain(64).logSize(1 << 20).durability(Durability.SYNC).open();
         HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
         for (int i = 0; i < 20; i++) {
@@ -45,34 +44,32 @@ class RefusedFreesTest {
         s.checkpoint(); // every key in the table
         layer[0] = LogStores.layer(s);
         ReentrantLock install = layer[0].installLock();
-        AtomicReference<Throwable> failed = new AtomicReference<>();
-        Thread t;
-        install.lock(); // the flusher waits; the install below is the test's
+        // Another thread makes the heap refuse changes while the link write is held.
+        Thread refusing = new Thread(() -> {
+            try {
+                if (held.held.await(1, TimeUnit.MINUTES)) {
+                    HeapFaults.refuseChanges(layer[0].heap, "a device error met meanwhile (injected)");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                held.release.countDown();
+            }
+        }, "refusing");
+        HtodException failed;
+        install.lock(); // the flusher waits: the install below is this thread's
         try {
             m.remove("k0"); // one link to write (its predecessor's, or its bucket's), one block to free
             recordedAt[0] = layer[0].log.end();
             held.arm();
-            t = new Thread(() -> {
-                install.lock();
-                try {
-                    layer[0].installs.installOnce();
-                } catch (Throwable e) {
-                    failed.set(e);
-                } finally {
-                    install.unlock();
-                }
-            }, "installing");
-            installer.set(t);
-            t.start();
+            refusing.start();
+            failed = assertThrows(HtodException.class, layer[0].installs::installOnce);
         } finally {
-            install.unlock(); // the fair lock goes to the installing thread, queued first
+            install.unlock();
         }
-        assertTrue(held.held.await(1, TimeUnit.MINUTES), "the install's link write was never reached");
-        HeapFaults.refuseChanges(layer[0].heap, "a device error met meanwhile (injected)");
-        held.release.countDown();
-        t.join(TimeUnit.MINUTES.toMillis(1));
-        assertTrue(failed.get() instanceof HtodException && failed.get().getMessage().contains("injected"),
-                "the install's free was refused: " + failed.get());
+        refusing.join(TimeUnit.MINUTES.toMillis(1));
+        assertTrue(held.held.getCount() == 0, "the install's link write was never reached");
+        assertTrue(failed.getMessage().contains("injected"), "the install's free was refused: " + failed);
         // A later commit (here a checkpoint's, which then fails) must not record the free again.
         assertThrows(HtodException.class, s::checkpoint);
         crash.crashKeeping(at -> false);

@@ -174,6 +174,8 @@ class RelogBatchTest {
                 LogStores.verify(again);
             }
         }
+        System.out.println("RelogBatchTest: of " + (sectors + 1) + " cuts, " + whole + " kept the batch, " + absent
+                + " lost it");
         assertTrue(whole > 0 && absent > 0, "cuts that kept the batch: " + whole + ", that lost it: " + absent);
     }
 

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongFunction;
 import org.htod.Codec;
 import org.htod.Durability;
@@ -51,11 +52,25 @@ class RelogUnitReplayTest {
 
     /**
      * Map "m" of a new store at NONE after {@code records} (given the map's table id) were
-     * written straight into its log and synced, the power cut and the store opened again. The log is driven directly, with nothing in the write buffer; should
-     * the flusher take a checkpoint meanwhile (an idle one after a second), which would move
-     * replay past the records, it is tried again.
+     * written straight into its log and synced, the power cut and the store opened again.
      */
     private static Replayed replayed(LongFunction<List<Rec>> records) {
+        MemoryDevice disk = crashedAfter(records);
+        try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+            Map<String, String> m = LogStores.content(again).get("m");
+            LogStores.verify(again);
+            return new Replayed(m, again.recoveryReport().detail());
+        }
+    }
+
+    /**
+     * The device of a new store at NONE with a map "m", after {@code records} (given the map's
+     * table id) were written straight into its log and synced and the power was cut. The log is
+     * driven directly, with nothing in the write buffer; should the flusher take a checkpoint
+     * meanwhile (an idle one after a second), which would move replay past the records, it is
+     * tried again.
+     */
+    private static MemoryDevice crashedAfter(LongFunction<List<Rec>> records) {
         for (int attempt = 0; attempt < 20; attempt++) {
             MemoryDevice disk = new MemoryDevice();
             CrashDevice crash = new CrashDevice(disk);
@@ -72,13 +87,8 @@ class RelogUnitReplayTest {
             boolean moved = layer.stats().checkpoints != checkpoints;
             crash.crashKeeping(at -> false);
             LogStores.closeQuietly(s);
-            if (moved) {
-                continue;
-            }
-            try (HtodStore again = Htod.builder(disk.reopen()).open()) {
-                Map<String, String> m = LogStores.content(again).get("m");
-                LogStores.verify(again);
-                return new Replayed(m, again.recoveryReport().detail());
+            if (!moved) {
+                return disk;
             }
         }
         throw new AssertionError("the flusher took a checkpoint before every crash, 20 times");
@@ -132,5 +142,58 @@ class RelogUnitReplayTest {
         e = assertThrows(CorruptStoreException.class,
                 () -> replayed(t -> List.of(new Rec(DataRecord.PART_TYPE, ByteBuffer.allocate(6)))));
         assertTrue(e.getMessage().contains("a part of a relog unit of 6 bytes"), e.getMessage());
+    }
+
+    /**
+     * A unit replayed after a crash, then one install that takes every key of its first part and
+     * not those of its second, a checkpoint, and a second crash: the keys of the second part keep
+     * the log from the unit's first part, so the checkpoint names no position inside the unit,
+     * and the next replay reads it whole. Buffered by the first replay at their own parts' positions,
+     * they let the checkpoint name the second part, and the next open refused the store ("replay
+     * begins inside the unit").
+     */
+    @Test
+    void aUnitReplayedOnceIsReplayedWholeAfterALaterCheckpointAndCrash() {
+        int first = 600; // fewer than an install takes at once (650 keys with a 1 MiB log), more than half
+        for (int attempt = 0; attempt < 20; attempt++) {
+            MemoryDevice disk = crashedAfter(t -> {
+                String[] a = new String[first];
+                String[] b = new String[first];
+                for (int i = 0; i < first; i++) {
+                    a[i] = "a" + i;
+                    b[i] = "b" + i;
+                }
+                return List.of(part(0, 2, t, a), part(1, 2, t, b));
+            });
+            CrashDevice crash = new CrashDevice(disk.reopen());
+            HtodStore s = Htod.builder(crash).open();
+            WriteLayer layer = LogStores.layer(s);
+            ReentrantLock install = layer.installLock();
+            install.lock(); // the flusher waits: the install and checkpoint below are the test's
+            boolean partly;
+            try {
+                int buffered = layer.mob.keys();
+                layer.installs.installOnce();
+                partly = buffered == 2 * first && layer.mob.keys() > 0 && layer.mob.keys() < first;
+                if (partly) {
+                    layer.installs.checkpoint(false);
+                }
+            } finally {
+                install.unlock();
+            }
+            crash.crashKeeping(at -> false);
+            LogStores.closeQuietly(s);
+            if (!partly) {
+                continue; // the flusher installed before the test held it off: again
+            }
+            try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+                Map<String, String> m = LogStores.content(again).get("m");
+                assertEquals(2 * first, m.size());
+                assertEquals("vb" + (first - 1) + "@1", m.get("b" + (first - 1)));
+                LogStores.verify(again);
+            }
+            return;
+        }
+        throw new AssertionError("the flusher installed the replayed unit before the test could, 20 times");
     }
 }
