@@ -10,6 +10,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongSupplier;
 import org.htod.core.CorruptStoreException;
+import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.alloc.Heap;
 
@@ -280,9 +281,56 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     public StoredEntry read(byte[] key, boolean withValue) {
         ensureOpen();
         long hash = Hashing.hash(key);
-        Lock r = lockView(stripe(hash));
+        Lock r;
+        try {
+            r = lockView(stripe(hash));
+        } catch (HtodException e) {
+            return readBesideUnfinished(key, hash, withValue, e);
+        }
         try {
             return find(shape, key, hash, withValue).entry;
+        } finally {
+            r.unlock();
+        }
+    }
+
+    /**
+     * A read while a doubling batch that failed in its unzip cannot be finished ({@code why}: the
+     * device fails again, or the heap refuses changes after a failed sync until the store is
+     * reopened). The batch's chains are half relinked, every other chain is whole: a key of
+     * another chain is found as always, and one of the batch's is looked for in the old chain the
+     * batch read before it began, which nothing has changed since (no writer runs until the
+     * batch is finished), whose entries are whole (the unzip writes only their links). So reads
+     * go on, as they do after any device error. Iteration, which walks whole ranges of buckets,
+     * still finishes the batch first, or throws.
+     */
+    private StoredEntry readBesideUnfinished(byte[] key, long hash, boolean withValue, HtodException why) {
+        Lock r = views[stripe(hash)].readLock();
+        r.lock();
+        try {
+            Doubler.Unfinished u = unfinished;
+            if (u == null || !u.cut()) {
+                return find(shape, key, hash, withValue).entry; // finished meanwhile
+            }
+            long old = hash & (u.s().n() - 1);
+            if (old < u.from() || old >= u.from() + u.k()) {
+                return find(shape, key, hash, withValue).entry;
+            }
+            long[] chain = u.chains().get((int) (old - u.from()));
+            int len = chain.length / 4;
+            for (int j = 0; j < len; j++) {
+                if (chain[len + j] == hash) {
+                    EntryLoader.Loaded e = entries.load(chain[j], withValue);
+                    entries.checkBucket(e, u.s().array, old);
+                    if (e.h.hash == hash && e.keyEquals(key)) {
+                        return entries.decode(e, withValue);
+                    }
+                }
+            }
+            return null;
+        } catch (RuntimeException e) {
+            e.addSuppressed(why);
+            throw e;
         } finally {
             r.unlock();
         }
