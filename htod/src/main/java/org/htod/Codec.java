@@ -9,6 +9,10 @@ package org.htod;
  * <p>Built-ins: {@link #string()}, {@link #bytes()}, {@link #longs()}, {@link #ints()}; {@link
  * JacksonCodec} for records and other objects Jackson can map (needs jackson-databind on the
  * class or module path).
+ *
+ * <p>A codec run while a change is decided, under the key's lock (a {@code compute}'s new value
+ * encoded, the stored value decoded for its function), may read the store and must not change
+ * it, as a function given to {@code compute} (see {@link HtodMap}).
  */
 public interface Codec<T> {
     /** The bytes of {@code value}, which is never null. */

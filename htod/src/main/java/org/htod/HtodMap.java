@@ -54,6 +54,9 @@ import org.htod.table.TableWriter;
  * which takes that key's lock; a heal of the log; a copy's hold on writers), which would wait for
  * the function: a function that wrote another map hung once the write buffer or the log filled.
  * Write after the function returns, or use a {@link WriteBatch} for changes that go together.
+ * The map's codecs, where a change runs them under the key's lock (a compute's new value
+ * encoded, the stored value decoded for its function), are held to the same rule; work handed to
+ * another thread and waited for escapes it, and may hang as before.
  */
 public final class HtodMap<K, V> extends AbstractMap<K, V> implements ConcurrentMap<K, V> {
     private final String name;
@@ -374,7 +377,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
         byte[] k = keyBytes(key);
         List<V> out = new ArrayList<>(1);
         writer.update(k, cur -> {
-            V nv = store.runFunction(() -> fn.apply(key, value(cur)));
+            V nv = fn.apply(key, value(cur));
             out.add(nv);
             if (nv == null) {
                 return cur == null ? null : Change.REMOVE;
@@ -394,7 +397,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
                 out.add(value(cur));
                 return null;
             }
-            V nv = store.runFunction(() -> fn.apply(key));
+            V nv = fn.apply(key);
             out.add(nv);
             return nv == null ? null : Change.put(valueBytes(k, nv), 0);
         });
@@ -411,7 +414,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
                 out.add(null);
                 return null;
             }
-            V nv = store.runFunction(() -> fn.apply(key, value(cur)));
+            V nv = fn.apply(key, value(cur));
             out.add(nv);
             return nv == null ? Change.REMOVE : Change.put(valueBytes(k, nv), 0);
         });
@@ -429,7 +432,7 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
                 out.add(value);
                 return Change.put(given, 0);
             }
-            V nv = store.runFunction(() -> fn.apply(value(cur), value));
+            V nv = fn.apply(value(cur), value);
             out.add(nv);
             return nv == null ? Change.REMOVE : Change.put(valueBytes(k, nv), 0);
         });

@@ -212,7 +212,10 @@ public final class HtodStore implements AutoCloseable {
         }
     }
 
-    /** Runs {@code f}, a function given to compute or merge, marked as such for {@link #refuseInFunction}. */
+    /**
+     * Runs {@code f}, a change's decision (a function given to compute or merge, the map's codecs
+     * run to decide or encode it), marked as such for {@link #refuseInFunction}.
+     */
     <T> T runFunction(java.util.function.Supplier<T> f) {
         int[] depth = functions.get();
         depth[0]++;
@@ -225,7 +228,8 @@ public final class HtodStore implements AutoCloseable {
 
     /**
      * Refuses {@code what} (a write, a sync, a batch...) from inside a function given to compute
-     * or merge. Such a function runs holding its key's lock, and in log mode the append guard;
+     * or merge, or a codec run while a change is decided (a value decoded for a compute function
+     * or a conditional replace, the new value encoded). Such a function runs holding its key's lock, and in log mode the append guard;
      * the flusher takes that lock to install the key, and a checkpoint, a heal of the log and a
      * copy wait for the guard. A write from inside it waits for the flusher once the buffer or the
      * log is full, and so did, for good (writes of another map were let through before, and hung
@@ -234,9 +238,9 @@ public final class HtodStore implements AutoCloseable {
      */
     void refuseInFunction(String what) {
         if (inFunction()) {
-            throw new IllegalStateException("a function given to compute or merge must not " + what + " (it runs"
-                    + " holding its key's lock, which the store's writes, syncs and copies may wait for); read"
-                    + " in it, and write after it returns");
+            throw new IllegalStateException("a function given to compute or merge, or a codec run during a change,"
+                    + " must not " + what + " (it runs holding its key's lock, which the store's writes, syncs and"
+                    + " copies may wait for); read in it, and write after it returns");
         }
     }
 

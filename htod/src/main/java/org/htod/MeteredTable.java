@@ -97,7 +97,10 @@ final class MeteredTable implements TableReader, TableWriter {
             store.written(name, key);
             long t = meter.start();
             Change[] done = {null};
-            Mutation counted = cur -> done[0] = mutation.apply(cur);
+            // Marked as a function given to compute or merge: every mutation runs holding its
+            // key's lock, and runs the map's codecs (and a compute's function) in it, any of
+            // which could otherwise write the store and wait for what waits for that lock.
+            Mutation counted = cur -> done[0] = store.runFunction(() -> mutation.apply(cur));
             writer().update(key, mutation.readsValue() ? counted : Mutation.blind(counted));
             if (done[0] == null) {
                 meter.unchanged();

@@ -24,6 +24,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * and a write whose key shared the function's lock was refused while the others went through.
  */
 class ComputeFunctionTest {
+    private static final String REFUSAL = "a function given to compute or merge, or a codec run during a change, must not";
+
     @ParameterizedTest(name = "direct mode {0}")
     @ValueSource(booleans = {false, true})
     void aFunctionMayReadTheStoreButNotChangeIt(boolean direct) {
@@ -65,8 +67,7 @@ class ComputeFunctionTest {
                 assertTrue(!"made".equals(got), c.getKey() + " from inside a function was made");
             }
             assertEquals(String.valueOf(changes.size()), m.get("k"), "each function's own result, after its refusal");
-            assertTrue(messages.stream().allMatch(msg -> msg.startsWith("a function given to compute or merge must not")),
-                    "each refusal says why: " + messages);
+            assertTrue(messages.stream().allMatch(msg -> msg.startsWith(REFUSAL)), "each refusal says why: " + messages);
 
             // Reads, of another map and of its own map, are what a function may do.
             String read = m.compute("k", (k, v) -> v + ":" + other.get("o") + ":" + other.size() + ":" + m.get("k2"));
@@ -88,6 +89,49 @@ class ComputeFunctionTest {
             assertTrue(s.verify().ok(), "the store verifies");
         } finally {
             TestStores.delete(copy);
+        }
+    }
+
+    /**
+     * A codec that writes the store (here, a value codec that notes each value it encodes in
+     * another map) is refused as a compute function is while it runs inside a change, holding
+     * the key's lock: when a compute's new value is encoded, or the stored value decoded for its
+     * function. Outside a change (a put encodes its value before it takes the lock)
+     * it may write.
+     */
+    @ParameterizedTest(name = "direct mode {0}")
+    @ValueSource(booleans = {false, true})
+    void aCodecRunInsideAChangeMayNotChangeTheStore(boolean direct) {
+        try (HtodStore s = TestStores.small(new MemoryDevice()).directMode(direct).open()) {
+            HtodMap<String, String> noted = s.map("noted", Codec.string(), Codec.string());
+            Codec<String> noting = new Codec<>() {
+                @Override
+                public byte[] encode(String value) {
+                    noted.put(value, "encoded");
+                    return Codec.string().encode(value);
+                }
+
+                @Override
+                public String decode(byte[] bytes) {
+                    String v = Codec.string().decode(bytes);
+                    noted.put(v, "decoded");
+                    return v;
+                }
+            };
+            HtodMap<String, String> m = s.map("m", Codec.string(), noting);
+            m.put("k", "a"); // encoded before the change: the codec's write goes through
+            assertEquals("encoded", noted.get("a"));
+
+            IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                    () -> m.compute("k", (k, v) -> "b"));
+            assertTrue(e.getMessage().startsWith(REFUSAL), e.getMessage());
+            e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                    () -> m.computeIfAbsent("k2", k -> "b")); // nothing to decode: the new value's encoding writes
+            assertTrue(e.getMessage().startsWith(REFUSAL), e.getMessage());
+            assertFalse(m.containsKey("k2"));
+            assertEquals(Map.of("a", "encoded"), Map.copyOf(noted), "nothing the refused codec would have written");
+            assertEquals("a", Codec.string().decode(s.map("m", Codec.string(), Codec.bytes()).get("k")), "k unchanged");
+            assertTrue(s.verify().ok(), "the store verifies");
         }
     }
 }
