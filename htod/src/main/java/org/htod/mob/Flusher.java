@@ -1,6 +1,7 @@
 package org.htod.mob;
 
 import org.htod.core.CorruptStoreException;
+import org.htod.core.DeviceFailedException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.StoreLockedException;
@@ -179,6 +180,14 @@ final class Flusher {
                 stop(e);
                 return;
             } catch (HtodException e) {
+                DeviceFailedException gone = deviceFailed(e);
+                if (gone != null) {
+                    // A sync failed and the device refuses every sync since: what was written
+                    // before it may be lost, and no retry can tell. Reads go on; reopening
+                    // recovers from what the disk holds.
+                    stop(gone);
+                    return;
+                }
                 failure = e;
                 stats.installFailures++;
                 // Writers that need room now get this error instead of waiting: a full disk makes
@@ -225,6 +234,16 @@ final class Flusher {
         stopped = why;
         log.refuse(why);
         mob.close();
+    }
+
+    /** The {@link DeviceFailedException} {@code e} is or was caused by (a log's error wraps its device's), or null. */
+    static DeviceFailedException deviceFailed(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof DeviceFailedException d) {
+                return d;
+            }
+        }
+        return null;
     }
 
     private static void sleepQuietly(long ms) {

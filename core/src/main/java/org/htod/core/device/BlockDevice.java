@@ -36,7 +36,12 @@ public interface BlockDevice extends AutoCloseable {
     /** Writes {@code src.remaining()} bytes at {@code pos}, advancing the buffer's position. */
     void write(long pos, ByteBuffer src);
 
-    /** Makes every write that returned before this call durable. */
+    /**
+     * Makes every write that returned before this call durable. One that throws may have lost
+     * writes made before it; a file or raw device then refuses every later sync ({@link
+     * org.htod.core.DeviceFailedException}) until it is opened again, since a later sync that
+     * passed would not mean those writes are on the disk.
+     */
     void sync();
 
     /**

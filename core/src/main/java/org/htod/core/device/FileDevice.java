@@ -67,12 +67,18 @@ public final class FileDevice implements BlockDevice {
      * @throws StoreLockedException if another open device holds the file
      */
     public static FileDevice open(Path path, long capacity, int sectorSize, boolean mapReads) {
+        return open(path, capacity, sectorSize, mapReads, FileChannel::open);
+    }
+
+    /** {@link #open(Path, long, int, boolean)}, the file's channels opened by {@code opener}: for tests. */
+    static FileDevice open(Path path, long capacity, int sectorSize, boolean mapReads, LockedChannel.Opener opener) {
         if (sectorSize <= 0 || Integer.bitCount(sectorSize) != 1) {
             throw new IllegalArgumentException("sector size must be a power of two, got " + sectorSize);
         }
         LockedChannel held = LockedChannel.open(path,
                 java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE), true,
-                e -> new HtodIOException("cannot open " + path, e instanceof IOException io ? io : new IOException(e)));
+                e -> new HtodIOException("cannot open " + path, e instanceof IOException io ? io : new IOException(e)),
+                opener);
         try {
             held.openSecond(java.util.Set.of(StandardOpenOption.WRITE, StandardOpenOption.DSYNC));
         } catch (IOException | RuntimeException e) {

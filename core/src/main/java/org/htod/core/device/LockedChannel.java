@@ -15,6 +15,8 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.htod.core.DeviceFailedException;
+import org.htod.core.HtodException;
 import org.htod.core.HtodIOException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.StoreFullException;
@@ -74,6 +76,22 @@ final class LockedChannel {
     private final java.io.RandomAccessFile watch;
     /** {@link #reopens} as of the last sync through {@link #watch}. Guarded by {@link #watch}. */
     private volatile long watched;
+    /**
+     * The first sync that failed, or null. A failed sync may have lost writes made before it: Linux
+     * drops the pages whose write-back failed from the dirty ones and reports the error once to
+     * each descriptor, so a sync after it passes without those writes on the disk. A store that
+     * trusted it (retrying an install, logging a change again, taking a checkpoint) would name
+     * data the disk does not hold. So every later sync fails with it, until the file is opened
+     * again: the store must be reopened, and recovery reads what the disk holds.
+     */
+    private volatile HtodException syncFailed;
+
+    /** How the file's channels are opened: {@link FileChannel#open(Path, Set, java.nio.file.attribute.FileAttribute[])}, or a test's. */
+    interface Opener {
+        FileChannel open(Path path, Set<? extends OpenOption> options) throws IOException;
+    }
+
+    private final Opener opener;
 
     /** A transfer on a channel, which {@link #call} may repeat, on another channel, from where it stopped. */
     interface Call<T> {
@@ -81,8 +99,9 @@ final class LockedChannel {
     }
 
     private LockedChannel(Path path, Set<? extends OpenOption> options, FileChannel channel, FileLock lock,
-            Object processKey, java.io.RandomAccessFile watch) {
+            Object processKey, java.io.RandomAccessFile watch, Opener opener) {
         this.path = path;
+        this.opener = opener;
         this.watch = watch;
         this.reopenOptions = withoutCreation(options);
         this.fileLock = lock != null;
@@ -107,11 +126,17 @@ final class LockedChannel {
      */
     static LockedChannel open(Path path, Set<? extends OpenOption> options, boolean fileLock,
             Function<Exception, RuntimeException> openFailure) {
+        return open(path, options, fileLock, openFailure, FileChannel::open);
+    }
+
+    /** {@link #open(Path, Set, boolean, Function)}, its channels opened by {@code opener}. */
+    static LockedChannel open(Path path, Set<? extends OpenOption> options, boolean fileLock,
+            Function<Exception, RuntimeException> openFailure, Opener opener) {
         boolean existed = Files.exists(path);
         Object key = existed ? ProcessLocks.claim(path) : null;
         FileChannel ch;
         try {
-            ch = FileChannel.open(path, options);
+            ch = opener.open(path, options);
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
             ProcessLocks.release(key);
             throw openFailure.apply(e);
@@ -139,7 +164,7 @@ final class LockedChannel {
             } catch (IOException e) {
                 throw new HtodIOException("cannot open " + path + " to watch for write-back errors", e);
             }
-            return new LockedChannel(path, options, ch, lock, key, watch);
+            return new LockedChannel(path, options, ch, lock, key, watch, opener);
         } catch (RuntimeException e) {
             closeQuietly(ch);
             ProcessLocks.release(key);
@@ -150,7 +175,7 @@ final class LockedChannel {
     /** Opens the second channel, after the lock is held, so that it is the locked file's descriptor. */
     void openSecond(Set<OpenOption> options) throws IOException {
         secondOptions = withoutCreation(options);
-        second = FileChannel.open(path, options);
+        second = opener.open(path, options);
     }
 
     /** The channel now: another one after an interrupt closed it. */
@@ -247,10 +272,10 @@ final class LockedChannel {
         }
         try {
             if (mainClosed) {
-                channel = FileChannel.open(path, reopenOptions);
+                channel = opener.open(path, reopenOptions);
             }
             if (secondClosed) {
-                second = FileChannel.open(path, secondOptions);
+                second = opener.open(path, secondOptions);
             }
             if (fileLock) {
                 FileLock l;
@@ -300,8 +325,17 @@ final class LockedChannel {
         return new HtodIOException(what + " on " + path + " failed", e);
     }
 
-    /** Makes the data written so far durable ({@code force(false)}: data, not metadata such as times). */
+    /**
+     * Makes the data written so far durable ({@code force(false)}: data, not metadata such as
+     * times). Once a sync has failed, every later one fails too (see {@link #syncFailed}).
+     */
     void sync() {
+        HtodException failedBefore = syncFailed;
+        if (failedBefore != null) {
+            throw new DeviceFailedException("sync on " + path + " refused: an earlier sync failed, so writes made before"
+                    + " it may be lost, which no later sync would report; close the store and open it again, whose"
+                    + " recovery reads what the disk holds", failedBefore);
+        }
         try {
             call(ch -> {
                 ch.force(false);
@@ -317,7 +351,12 @@ final class LockedChannel {
                 }
             }
         } catch (IOException e) {
-            throw error("sync", e);
+            RuntimeException err = error("sync", e);
+            if (err instanceof HtodException h && !(err instanceof StoreClosedException)
+                    && !(e instanceof ClosedByInterruptException)) {
+                syncFailed = h;
+            }
+            throw err;
         }
     }
 
