@@ -330,12 +330,7 @@ final class LockedChannel {
      * times). Once a sync has failed, every later one fails too (see {@link #syncFailed}).
      */
     void sync() {
-        HtodException failedBefore = syncFailed;
-        if (failedBefore != null) {
-            throw new DeviceFailedException("sync on " + path + " refused: an earlier sync failed, so writes made before"
-                    + " it may be lost, which no later sync would report; close the store and open it again, whose"
-                    + " recovery reads what the disk holds", failedBefore);
-        }
+        refuseIfFailed();
         try {
             call(ch -> {
                 ch.force(false);
@@ -350,6 +345,10 @@ final class LockedChannel {
                     }
                 }
             }
+            // Again: a sync that failed meanwhile may have heard of the loss of writes this one
+            // covers (the kept descriptor reports an error once, to whichever sync looks first,
+            // and another sync waiting for it then passes).
+            refuseIfFailed();
         } catch (IOException e) {
             RuntimeException err = error("sync", e);
             if (err instanceof HtodException h && !(err instanceof StoreClosedException)
@@ -357,6 +356,15 @@ final class LockedChannel {
                 syncFailed = h;
             }
             throw err;
+        }
+    }
+
+    private void refuseIfFailed() {
+        HtodException failed = syncFailed;
+        if (failed != null) {
+            throw new DeviceFailedException("sync on " + path + " refused: an earlier sync failed, so writes made before"
+                    + " it may be lost, which no later sync would report; close the store and open it again, whose"
+                    + " recovery reads what the disk holds", failed);
         }
     }
 

@@ -14,6 +14,8 @@ import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.htod.core.DeviceFailedException;
 import org.htod.core.HtodIOException;
@@ -30,6 +32,10 @@ class FailedSyncTest {
     private static final class FailingForce extends FileChannel {
         final FileChannel inner;
         final AtomicInteger failing;
+        /** A thread whose force waits, once in it, for {@link #release}; null for none. */
+        volatile Thread held;
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
 
         FailingForce(FileChannel inner, AtomicInteger failing) {
             this.inner = inner;
@@ -38,7 +44,14 @@ class FailedSyncTest {
 
         @Override
         public void force(boolean metaData) throws IOException {
-            if (failing.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            if (Thread.currentThread() == held) {
+                entered.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            } else if (failing.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 throw new IOException("Input/output error (injected)");
             }
             inner.force(metaData);
@@ -156,6 +169,47 @@ class FailedSyncTest {
                 ByteBuffer back = ByteBuffer.allocate(4);
                 again.read(0, back);
                 assertArrayEquals(data.array(), back.array());
+            }
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    /**
+     * A sync whose force was under way when another sync failed fails too, though its own force
+     * passed: the failure may have been the loss of writes it covers, which the kernel reports once,
+     * to whichever descriptor or sync looks first.
+     */
+    @Test
+    void aSyncUnderWayWhenAnotherFailsFailsToo() throws Exception {
+        Path file = Files.createTempFile("htod-failed-sync", ".store");
+        try {
+            AtomicInteger failing = new AtomicInteger();
+            FailingForce[] channel = new FailingForce[1];
+            try (FileDevice dev = FileDevice.open(file, Long.MAX_VALUE, 512, false, (p, options) -> {
+                FailingForce c = new FailingForce(FileChannel.open(p, options), failing);
+                if (channel[0] == null) {
+                    channel[0] = c; // the main channel, which syncs use
+                }
+                return c;
+            })) {
+                dev.write(0, ByteBuffer.wrap(new byte[] {1, 2, 3, 4}));
+                Throwable[] seen = new Throwable[1];
+                Thread underWay = new Thread(() -> {
+                    try {
+                        dev.sync();
+                    } catch (Throwable e) {
+                        seen[0] = e;
+                    }
+                }, "under way");
+                channel[0].held = underWay;
+                underWay.start();
+                assertTrue(channel[0].entered.await(1, TimeUnit.MINUTES));
+                failing.set(1);
+                assertThrows(HtodIOException.class, dev::sync, "the sync that fails");
+                channel[0].release.countDown();
+                underWay.join(TimeUnit.MINUTES.toMillis(1));
+                assertTrue(seen[0] instanceof DeviceFailedException, "the sync under way: " + seen[0]);
             }
         } finally {
             Files.deleteIfExists(file);
