@@ -270,6 +270,41 @@ class FailedDoublingTest {
         }
     }
 
+    /**
+     * A lookup of an expired key, beside a batch that failed in its unzip and cannot be finished
+     * (every relinking write fails): it reads as absent, as always, though removing the dead entry
+     * fails; live keys read as they are.
+     */
+    @Test
+    void anExpiredKeyReadsAbsentBesideABatchThatCannotBeFinished() {
+        long[] now = {0};
+        DoublerFaults dev = new DoublerFaults(new MemoryDevice(), 1, Integer.MAX_VALUE - 1, 1, "unzip").landingNothing();
+        TableStore ts = TableStore.open(Storage.create(dev, ContainerConfig.builder().grain(64).logSize(0).build()),
+                opts().withClock(() -> now[0]));
+        HashtableOnDisk t = ts.table("t", true);
+        int written = 0;
+        for (int i = 0; i < 1000 && t.unfinished == null; i++) {
+            byte[] v = {(byte) i};
+            long expiry = i % 2 == 0 ? 10 : 0; // the even keys die at 10
+            try {
+                t.update(bytes("key" + i), cur -> Change.put(v, expiry));
+                written = i + 1;
+            } catch (HtodException e) {
+                rethrowUnlessFailedDevice(e, false);
+            }
+        }
+        assertTrue(t.unfinished != null && t.unfinished.cut(), "no batch was cut in its unzip");
+        now[0] = 100;
+        for (int i = 0; i < written; i++) {
+            StoredEntry e = t.get(bytes("key" + i));
+            if (i % 2 == 0) {
+                assertTrue(e == null, "key" + i + " expired, reads " + e);
+            } else {
+                assertTrue(e != null && e.value()[0] == (byte) i, "key" + i + " reads " + e);
+            }
+        }
+    }
+
     private void point(StorageMethod m, int n, long seed) {
         SplittableRandom r = new SplittableRandom(seed);
         MemoryDevice disk = new MemoryDevice();

@@ -74,15 +74,17 @@ final class LockedChannel {
     private final AtomicLong reopens = new AtomicLong();
     /** See the class comment; closed only with the device, as closing it drops the lock. */
     private final java.io.RandomAccessFile watch;
-    /** {@link #reopens} as of the last sync through {@link #watch}. Guarded by {@link #watch}. */
-    private volatile long watched;
+    /** {@link #reopens} as of the last sync through {@link #watch}. Guarded by {@link #syncs}. */
+    private long watched;
+    /** Held through each {@link #sync}: see there. */
+    private final Object syncs = new Object();
     /**
-     * The first sync that failed, or null. A failed sync may have lost writes made before it: Linux
+     * The first sync that failed, or null. Written under {@link #syncs}. A failed sync may have lost writes made before it: Linux
      * drops the pages whose write-back failed from the dirty ones and reports the error once to
      * each descriptor, so a sync after it passes without those writes on the disk. A store that
      * trusted it (retrying an install, logging a change again, taking a checkpoint) would name
      * data the disk does not hold. So every later sync fails with it, until the file is opened
-     * again: the store must be reopened, and recovery reads what the disk holds.
+     * again: the store must be reopened, and recovery replays the log.
      */
     private volatile HtodException syncFailed;
 
@@ -330,32 +332,30 @@ final class LockedChannel {
      * times). Once a sync has failed, every later one fails too (see {@link #syncFailed}).
      */
     void sync() {
-        refuseIfFailed();
-        try {
-            call(ch -> {
-                ch.force(false);
-                return null;
-            });
-            if (reopens.get() != watched) {
-                synchronized (watch) {
-                    long r = reopens.get();
-                    if (r != watched) {
-                        watch.getFD().sync(); // not a channel's: no interrupt closes it
-                        watched = r;
-                    }
-                }
-            }
-            // Again: a sync that failed meanwhile may have heard of the loss of writes this one
-            // covers (the kept descriptor reports an error once, to whichever sync looks first,
-            // and another sync waiting for it then passes).
+        // One sync at a time: of two forces under way together, the kernel reports a lost
+        // write-back to one only, and the other, passing, would claim writes durable that the
+        // first failed to make so (the log's sync for a placed value beside the flusher's).
+        // Serialized, each looks at the latch first, and a failure is latched before the next.
+        synchronized (syncs) {
             refuseIfFailed();
-        } catch (IOException e) {
-            RuntimeException err = error("sync", e);
-            if (err instanceof HtodException h && !(err instanceof StoreClosedException)
-                    && !(e instanceof ClosedByInterruptException)) {
-                syncFailed = h;
+            try {
+                call(ch -> {
+                    ch.force(false);
+                    return null;
+                });
+                long r = reopens.get();
+                if (r != watched) {
+                    watch.getFD().sync(); // not a channel's: no interrupt closes it
+                    watched = r;
+                }
+            } catch (IOException e) {
+                RuntimeException err = error("sync", e);
+                if (err instanceof HtodException h && !(err instanceof StoreClosedException)
+                        && !(e instanceof ClosedByInterruptException)) {
+                    syncFailed = h;
+                }
+                throw err;
             }
-            throw err;
         }
     }
 
@@ -364,7 +364,7 @@ final class LockedChannel {
         if (failed != null) {
             throw new DeviceFailedException("sync on " + path + " refused: an earlier sync failed, so writes made before"
                     + " it may be lost, which no later sync would report; close the store and open it again, whose"
-                    + " recovery reads what the disk holds", failed);
+                    + " recovery replays the log", failed);
         }
     }
 

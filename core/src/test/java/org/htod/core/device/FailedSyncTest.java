@@ -32,7 +32,7 @@ class FailedSyncTest {
     private static final class FailingForce extends FileChannel {
         final FileChannel inner;
         final AtomicInteger failing;
-        /** A thread whose force waits, once in it, for {@link #release}; null for none. */
+        /** A thread whose force waits, once in it, for {@link #release}, then fails; null for none. */
         volatile Thread held;
         final CountDownLatch entered = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
@@ -51,7 +51,9 @@ class FailedSyncTest {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-            } else if (failing.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                throw new IOException("Input/output error (injected, after a wait)");
+            }
+            if (failing.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 throw new IOException("Input/output error (injected)");
             }
             inner.force(metaData);
@@ -176,12 +178,12 @@ class FailedSyncTest {
     }
 
     /**
-     * A sync whose force was under way when another sync failed fails too, though its own force
-     * passed: the failure may have been the loss of writes it covers, which the kernel reports once,
-     * to whichever descriptor or sync looks first.
+     * A sync that comes while another's force is under way, and that force then fails, fails too:
+     * of two forces under way together the kernel reports a lost write-back to one only, so the
+     * device makes one sync at a time, and the second finds the first one's failure latched.
      */
     @Test
-    void aSyncUnderWayWhenAnotherFailsFailsToo() throws Exception {
+    void aSyncBehindOneThatFailsFailsToo() throws Exception {
         Path file = Files.createTempFile("htod-failed-sync", ".store");
         try {
             AtomicInteger failing = new AtomicInteger();
@@ -194,25 +196,34 @@ class FailedSyncTest {
                 return c;
             })) {
                 dev.write(0, ByteBuffer.wrap(new byte[] {1, 2, 3, 4}));
-                Throwable[] seen = new Throwable[1];
-                Thread underWay = new Thread(() -> {
-                    try {
-                        dev.sync();
-                    } catch (Throwable e) {
-                        seen[0] = e;
-                    }
-                }, "under way");
-                channel[0].held = underWay;
-                underWay.start();
+                Throwable[] seen = new Throwable[2];
+                Thread failingSync = new Thread(() -> seen[0] = syncCatching(dev), "failing");
+                Thread behind = new Thread(() -> seen[1] = syncCatching(dev), "behind");
+                channel[0].held = failingSync;
+                failingSync.start();
                 assertTrue(channel[0].entered.await(1, TimeUnit.MINUTES));
-                failing.set(1);
-                assertThrows(HtodIOException.class, dev::sync, "the sync that fails");
+                behind.start();
+                long until = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+                while (behind.isAlive() && behind.getState() != Thread.State.BLOCKED && System.nanoTime() < until) {
+                    Thread.sleep(1); // waits for the first sync, or (unserialized) passes on its own
+                }
                 channel[0].release.countDown();
-                underWay.join(TimeUnit.MINUTES.toMillis(1));
-                assertTrue(seen[0] instanceof DeviceFailedException, "the sync under way: " + seen[0]);
+                failingSync.join(TimeUnit.MINUTES.toMillis(1));
+                behind.join(TimeUnit.MINUTES.toMillis(1));
+                assertTrue(seen[0] instanceof HtodIOException, "the sync that fails: " + seen[0]);
+                assertTrue(seen[1] instanceof DeviceFailedException, "the sync behind it: " + seen[1]);
             }
         } finally {
             Files.deleteIfExists(file);
+        }
+    }
+
+    private static Throwable syncCatching(BlockDevice dev) {
+        try {
+            dev.sync();
+            return null;
+        } catch (Throwable e) {
+            return e;
         }
     }
 }
