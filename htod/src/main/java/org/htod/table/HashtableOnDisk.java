@@ -299,25 +299,20 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      * device fails again, or the heap refuses changes after a failed sync until the store is
      * reopened). The batch's chains are half relinked, every other chain is whole: a key of
      * another chain is found as always, and one of the batch's is looked for in the old chain the
-     * batch read before it began, which nothing has changed since (no writer runs until the
-     * batch is finished), whose entries are whole (the unzip writes only their links). So reads
-     * go on, as they do after any device error. Iteration, which walks whole ranges of buckets,
-     * still finishes the batch first, or throws.
+     * batch read before it began ({@link #keptChain}). So reads go on, as they do after any
+     * device error; so does iteration ({@link TableCursor}).
      */
     private StoredEntry readBesideUnfinished(byte[] key, long hash, boolean withValue, HtodException why) {
         Lock r = views[stripe(hash)].readLock();
         r.lock();
         try {
             Doubler.Unfinished u = unfinished;
-            if (u == null || !u.cut()) {
-                return find(shape, key, hash, withValue).entry; // finished meanwhile
+            long[] chain = keptChain(u, hash);
+            if (chain == null) {
+                return find(shape, key, hash, withValue).entry; // a whole chain, or finished meanwhile
             }
-            long old = hash & (u.s().n() - 1);
-            if (old < u.from() || old >= u.from() + u.k()) {
-                return find(shape, key, hash, withValue).entry;
-            }
-            long[] chain = u.chains().get((int) (old - u.from()));
             int len = chain.length / 4;
+            long old = hash & (u.s().n() - 1);
             for (int j = 0; j < len; j++) {
                 if (chain[len + j] == hash) {
                     EntryLoader.Loaded e = entries.load(chain[j], withValue);
@@ -334,6 +329,31 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         } finally {
             r.unlock();
         }
+    }
+
+    /**
+     * The old chain, as a doubling batch cut in its unzip read it before it began ({@link
+     * Doubler#readChain}'s layout), of the bucket that held the hashes {@code h mod n == c mod n}
+     * ({@code n} the old size), if {@code u} is such a batch and moves that bucket; else null,
+     * and the chain in the table is whole. Nothing has changed the old chain since it was read (no
+     * writer runs until the batch is finished) and its entries are whole (the unzip writes only
+     * their links). The caller holds the view read lock of the stripe of {@code c}, which keeps
+     * the batch from being finished meanwhile.
+     */
+    long[] keptChain(Doubler.Unfinished u, long c) {
+        if (u == null || !u.cut()) {
+            return null;
+        }
+        long old = c & (u.s().n() - 1);
+        if (old < u.from() || old >= u.from() + u.k()) {
+            return null;
+        }
+        return u.chains().get((int) (old - u.from()));
+    }
+
+    /** The view read lock of stripe {@code st}, not taken: for a read beside an unfinished batch. */
+    Lock viewLock(int st) {
+        return views[st].readLock();
     }
 
     /**

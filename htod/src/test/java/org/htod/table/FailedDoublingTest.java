@@ -1,5 +1,6 @@
 package org.htod.table;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -195,6 +196,8 @@ class FailedDoublingTest {
     private int cutPoints;
     /** Lookups made while a batch that failed in its unzip was unfinished (at their start). */
     private static int besideCut;
+    /** Iterations begun while a batch that failed in its unzip was unfinished. */
+    private static int iteratedBesideCut;
     private int crashedAtOnce;
     private int failedOps;
     private int closedCleanly;
@@ -217,9 +220,10 @@ class FailedDoublingTest {
         }
         System.out.println(points + " failed doubler writes and syncs, " + cutPoints + " in an unzip, " + crashedAtOnce
                 + " followed by a power cut at once, " + closedCleanly + " closed cleanly first, " + failedOps
-                + " operations failed, " + besideCut + " lookups while a batch cut in its unzip was unfinished");
+                + " operations failed, " + besideCut + " lookups and " + iteratedBesideCut + " iterations while a batch"
+                + " cut in its unzip was unfinished");
         assertTrue(cutPoints >= points / 10, "only " + cutPoints + " of " + points + " failures fell in an unzip");
-        assertTrue(besideCut > 0, "no lookup met a batch cut in its unzip");
+        assertTrue(besideCut > 0 && iteratedBesideCut > 0, "no lookup or no iteration met a batch cut in its unzip");
     }
 
     /**
@@ -302,6 +306,57 @@ class FailedDoublingTest {
             } else {
                 assertTrue(e != null && e.value()[0] == (byte) i, "key" + i + " reads " + e);
             }
+        }
+    }
+
+    /**
+     * A batch cut before it relinked anything, every relinking write failing from then on, with a
+     * long chain of both classes in its range: lookups and an iteration read beside it, each key
+     * once, with its value. Read from the new array, whose slots already name each class's first
+     * entry while the entries still link the old chain, the chain gives entries of the other class
+     * (an iteration that did so met "expected an entry hashing to bucket ...").
+     */
+    @Test
+    void aLongChainOfABatchThatCannotBeFinishedIsReadBesideIt() {
+        DoublerFaults dev = new DoublerFaults(new MemoryDevice(), 1, Integer.MAX_VALUE - 1, 1, "unzip").landingNothing();
+        TableStore ts = TableStore.open(Storage.create(dev, ContainerConfig.builder().grain(64).logSize(0).build()),
+                opts());
+        HashtableOnDisk t = ts.table("t", true);
+        long n = t.shape.n();
+        Map<String, Byte> returned = new HashMap<>();
+        String maybe = null;
+        int colliding = 0;
+        for (int i = 0; i < 100_000 && t.unfinished == null; i++) {
+            String k = "key" + i;
+            boolean inChain = (Hashing.hash(bytes(k)) & (n - 1)) == 5;
+            if (!inChain && colliding < 24) {
+                continue; // first a chain of 24 in old bucket 5, then any keys until a doubling begins
+            }
+            colliding += inChain ? 1 : 0;
+            byte[] v = {(byte) i};
+            try {
+                t.update(bytes(k), cur -> Change.put(v, 0));
+                returned.put(k, v[0]);
+            } catch (HtodException e) {
+                rethrowUnlessFailedDevice(e, false);
+                maybe = k;
+            }
+        }
+        Doubler.Unfinished u = t.unfinished;
+        assertTrue(u != null && u.cut() && u.from() <= 5 && 5 < u.from() + u.k(), "no batch over bucket 5 was cut");
+        Map<String, byte[]> iterated = new HashMap<>();
+        for (java.util.Iterator<StoredEntry> it = t.iterator(true); it.hasNext();) {
+            StoredEntry e = it.next();
+            String k = new String(e.key(), StandardCharsets.UTF_8);
+            assertTrue(iterated.put(k, e.value()) == null, "iteration gave " + k + " twice");
+        }
+        if (maybe != null) {
+            iterated.remove(maybe);
+        }
+        assertEquals(returned.keySet(), iterated.keySet(), "the keys iterated");
+        for (Map.Entry<String, Byte> e : returned.entrySet()) {
+            assertEquals(e.getValue(), iterated.get(e.getKey())[0], e.getKey() + " iterated");
+            assertEquals(e.getValue(), t.get(bytes(e.getKey())).value()[0], e.getKey() + " looked up");
         }
     }
 
@@ -517,16 +572,18 @@ class FailedDoublingTest {
         }
     }
 
+    /** Iterates the table. An iteration never fails: beside a failed batch it cannot finish, it reads the kept chains. */
     private static void iterate(HashtableOnDisk t, Model model, String when, boolean durable) {
         Map<String, byte[]> iterated = new HashMap<>();
-        try {
-            for (java.util.Iterator<StoredEntry> it = t.iterator(true); it.hasNext();) {
-                StoredEntry e = it.next();
-                iterated.put(new String(e.key(), StandardCharsets.UTF_8), e.value());
+        Doubler.Unfinished u = t.unfinished;
+        if (u != null && u.cut()) {
+            iteratedBesideCut++;
+        }
+        for (java.util.Iterator<StoredEntry> it = t.iterator(true); it.hasNext();) {
+            StoredEntry e = it.next();
+            if (iterated.put(new String(e.key(), StandardCharsets.UTF_8), e.value()) != null) {
+                throw new AssertionError(when + ": iteration gave " + new String(e.key(), StandardCharsets.UTF_8) + " twice");
             }
-        } catch (HtodException failed) {
-            rethrowUnlessFailedDevice(failed, durable);
-            return;
         }
         for (String k : model.possible.keySet()) {
             model.read(k, iterated.remove(k), when + ", iterating");
