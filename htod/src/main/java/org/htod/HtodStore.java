@@ -228,13 +228,14 @@ public final class HtodStore implements AutoCloseable {
 
     /**
      * Refuses {@code what} (a write, a sync, a batch...) from inside a function given to compute
-     * or merge, or a codec run while a change is decided (a value decoded for a compute function
-     * or a conditional replace, the new value encoded). Such a function runs holding its key's lock, and in log mode the append guard;
-     * the flusher takes that lock to install the key, and a checkpoint, a heal of the log and a
-     * copy wait for the guard. A write from inside it waits for the flusher once the buffer or the
-     * log is full, and so did, for good (writes of another map were let through before, and hung
-     * so); a sync may wait for a heal, and a copy for the guard. Refused always rather than hung
-     * sometimes, in both modes, so that code written against one does not hang in the other.
+     * or merge, or a codec run while a change is decided (the stored value decoded for a compute
+     * function, the new value encoded). Such a function runs holding its key's lock, and in log
+     * mode the append guard; the flusher takes that lock to install the key, and a checkpoint, a
+     * heal of the log and a copy wait for the guard. A write from inside it waits for the flusher
+     * once the buffer or the log is full, and so did, for good (writes of another map were let
+     * through before, and hung so); a sync may wait for a heal, and a copy for the guard. Refused
+     * always rather than hung sometimes, in both modes, so that code written against one does not
+     * hang in the other.
      */
     void refuseInFunction(String what) {
         if (inFunction()) {

@@ -167,7 +167,7 @@ final class Mob {
 
     /**
      * Runs {@code action} on each of {@code keys} (by its index) with the key's stripe lock held,
-     * for the flusher. Each stripe is locked once for all its keys, and stripes free now come
+     * for the flusher and the heal's relog. Each stripe is locked once for all its keys, and stripes free now come
      * first: a writer at durability SYNC holds its stripe through its group commit, and a flusher
      * that waited for each such stripe in turn, twice a key, waited for hundreds of commits a
      * batch, while the buffer filled and writers queued for room instead of for the log. The

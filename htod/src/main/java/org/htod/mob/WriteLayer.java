@@ -581,16 +581,10 @@ public final class WriteLayer {
             // Only now, with every part appended: a key is dropped until the unit's last part is
             // durable (a failure between parts leaves each key's dropped record as it was, and the
             // next heal logs all of them again), and keeps the log from the unit's first part.
-            for (Mob.Pending p : keys) {
-                ReentrantLock l = mob.lock(p.tableId, p.hash);
-                l.lock();
-                try {
-                    mob.relogged(p, first.lsn(), last.lsn(), last.generation());
-                } finally {
-                    l.unlock();
-                }
-            }
-            installs.replaced.relogged(last.lsn(), last.generation());
+            Log.Appended from = first;
+            Log.Appended to = last;
+            mob.eachUnderLock(keys, i -> mob.relogged(keys.get(i), from.lsn(), to.lsn(), to.generation()));
+            installs.replaced.relogged(to.lsn(), to.generation());
         } finally {
             appendGuard.writeLock().unlock();
         }

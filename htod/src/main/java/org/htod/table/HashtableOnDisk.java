@@ -281,53 +281,43 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     public StoredEntry read(byte[] key, boolean withValue) {
         ensureOpen();
         long hash = Hashing.hash(key);
-        Lock r;
-        try {
-            r = lockView(stripe(hash));
-        } catch (HtodException e) {
-            return readBesideUnfinished(key, hash, withValue, e);
-        }
-        try {
-            return find(shape, key, hash, withValue).entry;
-        } finally {
-            r.unlock();
-        }
-    }
-
-    /**
-     * A read while a doubling batch that failed in its unzip cannot be finished ({@code why}: the
-     * device fails again, or the heap refuses changes after a failed sync until the store is
-     * reopened). The batch's chains are half relinked, every other chain is whole: a key of
-     * another chain is found as always, and one of the batch's is looked for in the old chain the
-     * batch read before it began ({@link #keptChain}). So reads go on, as they do after any
-     * device error; so does iteration ({@link TableCursor}).
-     */
-    private StoredEntry readBesideUnfinished(byte[] key, long hash, boolean withValue, HtodException why) {
-        Lock r = views[stripe(hash)].readLock();
-        r.lock();
+        Lock r = lockViewOrBeside(stripe(hash));
         try {
             Doubler.Unfinished u = unfinished;
-            long[] chain = keptChain(u, hash);
-            if (chain == null) {
-                return find(shape, key, hash, withValue).entry; // a whole chain, or finished meanwhile
+            long[] kept = keptChain(u, hash);
+            if (kept == null) {
+                return find(shape, key, hash, withValue).entry;
             }
-            int len = chain.length / 4;
-            long old = hash & (u.s().n() - 1);
+            int len = kept.length / 4;
             for (int j = 0; j < len; j++) {
-                if (chain[len + j] == hash) {
-                    EntryLoader.Loaded e = entries.load(chain[j], withValue);
-                    entries.checkBucket(e, u.s().array, old);
+                if (kept[len + j] == hash) {
+                    EntryLoader.Loaded e = keptEntry(u, kept, j, withValue);
                     if (e.h.hash == hash && e.keyEquals(key)) {
                         return entries.decode(e, withValue);
                     }
                 }
             }
             return null;
-        } catch (RuntimeException e) {
-            e.addSuppressed(why);
-            throw e;
         } finally {
             r.unlock();
+        }
+    }
+
+    /**
+     * {@link #lockView}, or, where a doubling batch that failed in its unzip cannot be finished
+     * (the device fails again, or the heap refuses changes after a failed sync until the store is
+     * reopened), the view read lock of stripe {@code st} taken beside it: the batch's chains are
+     * half relinked, every other chain is whole, and the batch's are read from the old chains it
+     * kept ({@link #keptChain}). So reads and iteration go on, as they do after any device error.
+     * Returns the lock, held; the caller holds no lock of this table.
+     */
+    Lock lockViewOrBeside(int st) {
+        try {
+            return lockView(st);
+        } catch (HtodException cannotFinish) {
+            Lock r = views[st].readLock();
+            r.lock();
+            return r;
         }
     }
 
@@ -351,9 +341,11 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return u.chains().get((int) (old - u.from()));
     }
 
-    /** The view read lock of stripe {@code st}, not taken: for a read beside an unfinished batch. */
-    Lock viewLock(int st) {
-        return views[st].readLock();
+    /** Entry {@code j} of {@code kept}, an old chain of the batch {@code u}: loaded, and checked to hash to its bucket. */
+    EntryLoader.Loaded keptEntry(Doubler.Unfinished u, long[] kept, int j, boolean withValue) {
+        EntryLoader.Loaded e = entries.load(kept[j], withValue);
+        entries.checkBucket(e, u.s().array, kept[kept.length / 4 + j] & (u.s().n() - 1));
+        return e;
     }
 
     /**

@@ -4,7 +4,6 @@ import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.concurrent.locks.Lock;
-import org.htod.core.HtodException;
 
 /**
  * Iteration over a table (the paper's Ik, Iv, Ie), streaming from disk one bucket at a time.
@@ -59,18 +58,7 @@ final class TableCursor implements Iterator<StoredEntry> {
 
     private void visit(long c, long m) {
         t.ensureOpen();
-        int st = HashtableOnDisk.stripe(c);
-        Lock r;
-        boolean beside = false;
-        try {
-            r = t.lockView(st);
-        } catch (HtodException e) {
-            // A doubling batch cut in its unzip that cannot be finished: its classes are read
-            // from the old chains it kept, as a lookup does (HashtableOnDisk.keptChain).
-            r = t.viewLock(st);
-            r.lock();
-            beside = true;
-        }
+        Lock r = t.lockViewOrBeside(HashtableOnDisk.stripe(c));
         try {
             Shape s = t.shape;
             BucketArray a = s.arrayOf(c);
@@ -80,7 +68,9 @@ final class TableCursor implements Iterator<StoredEntry> {
                 classes.push(new long[] {c, 2 * m});
                 return;
             }
-            Doubler.Unfinished u = beside ? t.unfinished : null;
+            // A doubling batch cut in its unzip that cannot be finished: its classes are read
+            // from the old chains it kept, as a lookup does.
+            Doubler.Unfinished u = t.unfinished;
             long[] kept = t.keptChain(u, c);
             if (kept != null) {
                 visitKept(kept, u, c, m);
@@ -111,14 +101,11 @@ final class TableCursor implements Iterator<StoredEntry> {
     /** The entries of class {@code (c, m)} in {@code kept}, an old chain of the batch {@code u}. */
     private void visitKept(long[] kept, Doubler.Unfinished u, long c, long m) {
         int len = kept.length / 4;
-        long old = c & (u.s().n() - 1);
         for (int j = 0; j < len; j++) {
-            long hash = kept[len + j];
-            if ((hash & (m - 1)) != c) {
+            if ((kept[len + j] & (m - 1)) != c) {
                 continue;
             }
-            EntryLoader.Loaded e = t.entries.load(kept[j], withValues);
-            t.entries.checkBucket(e, u.s().array, old);
+            EntryLoader.Loaded e = t.keptEntry(u, kept, j, withValues);
             Entries.Head h = e.h;
             if (includeExpired || h.expiry == 0 || h.expiry > t.clock.getAsLong()) {
                 ready.add(t.entries.decode(e, withValues));

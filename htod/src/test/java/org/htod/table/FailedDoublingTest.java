@@ -556,7 +556,7 @@ class FailedDoublingTest {
 
     /**
      * Looks every key up. A lookup never fails: one that finds a failed batch it cannot finish
-     * answers from the chains (see {@code HashtableOnDisk.readBesideUnfinished}).
+     * answers from the chains (see {@code HashtableOnDisk.lockViewOrBeside}).
      */
     private static void lookUp(HashtableOnDisk t, Model model, String when, boolean durable) {
         for (String k : new ArrayList<>(model.possible.keySet())) {
