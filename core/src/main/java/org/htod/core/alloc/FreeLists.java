@@ -2,9 +2,13 @@ package org.htod.core.alloc;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
 
@@ -120,9 +124,34 @@ final class FreeLists {
         return null;
     }
 
-    /** The block freed longest ago on quick list {@code listId}, or null when it is empty. */
-    FreeBlock oldest(int listId) {
-        return quick.get(listId).peekLast();
+    /** Blocks on quick list {@code listId}. */
+    int quickSize(int listId) {
+        return quick.get(listId).size();
+    }
+
+    /** The blocks of quick list {@code listId}, the one freed longest ago first. */
+    Iterator<FreeBlock> oldestFirst(int listId) {
+        return quick.get(listId).descendingIterator();
+    }
+
+    /**
+     * Takes {@code blocks}, every one on quick list {@code listId}, off it: one pass over the
+     * list, where a {@link #remove} of each from its middle would walk it once a block.
+     */
+    void removeFromQuick(int listId, Collection<FreeBlock> blocks) {
+        Set<FreeBlock> gone = Collections.newSetFromMap(new IdentityHashMap<>());
+        gone.addAll(blocks);
+        ArrayDeque<FreeBlock> q = quick.get(listId);
+        int before = q.size();
+        q.removeIf(gone::contains);
+        if (before - q.size() != gone.size()) {
+            throw new IllegalStateException((gone.size() - (before - q.size())) + " of " + gone.size()
+                    + " free blocks are not on quick list " + listId);
+        }
+        for (FreeBlock b : gone) {
+            freeBytes -= b.size;
+        }
+        freeCount -= gone.size();
     }
 
     /** Every free block, in no particular order. */

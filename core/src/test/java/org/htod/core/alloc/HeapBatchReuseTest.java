@@ -1,13 +1,18 @@
 package org.htod.core.alloc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import org.htod.core.Seeds;
+import org.htod.core.StoreFullException;
 import org.htod.core.container.StorageMethod;
 import org.htod.core.device.MemoryDevice;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -140,5 +145,122 @@ class HeapBatchReuseTest {
         assertEquals(tailBefore, h.tail(), where + ": the batches grew the tail, " + h.stats());
         assertEquals(live.size(), h.stats().allocatedBlocks(), where);
         assertEquals(0, h.verify().leakedBlocks(), where);
+    }
+    /**
+     * Which freed blocks a batch reuses: those on the pages that hold most of them. Here 32 pages
+     * with one freed block each, freed first (the oldest: what the batch took before), and 8 pages
+     * freed whole; a batch of 64 one-grain entries fills the 8 pages, where the oldest blocks
+     * first had it dirty 36 pages, each of which the kernel writes back whole.
+     */
+    @ParameterizedTest
+    @EnumSource(StorageMethod.class)
+    void aBatchReusesTheBlocksOnTheFewestPages(StorageMethod method) {
+        Scattered s = scattered(method, 1L << 40);
+        assertEquals(s.densePages, pagesOf(s.heap, s.batchOf(0)), "the pages the batch wrote; " + s.where());
+        assertEquals(s.tail, s.heap.tail(), s.where());
+        assertEquals(0, s.heap.verify().leakedBlocks(), s.where());
+    }
+
+    /**
+     * A batch that fails after it took its blocks off a quick list (the heap full: here one
+     * request more than the freed blocks, and no room at the tail) puts them back: the next batch
+     * finds and fills the same pages.
+     */
+    @ParameterizedTest
+    @EnumSource(StorageMethod.class)
+    void aBatchThatFailsLeavesTheBlocksItChoseFree(StorageMethod method) {
+        Scattered s = scattered(method, (FILLER + 16) * 512L);
+        long free = s.heap.stats().freeBlocks();
+        List<ByteBuffer> tooMany = new ArrayList<>();
+        for (int i = 0; i < s.densePages.size() * s.perPage + free; i++) {
+            tooMany.add(HeapFixture.payload(20_000 + i, 100));
+        }
+        assertThrows(StoreFullException.class, () -> s.heap.allocateBatch(tooMany), s.where());
+        assertEquals(free, s.heap.stats().freeBlocks(), s.where());
+        assertEquals(s.densePages, pagesOf(s.heap, s.batchOf(30_000)), "after the failed batch; " + s.where());
+        assertEquals(0, s.heap.verify().leakedBlocks(), s.where());
+    }
+
+    private static final int FILLER = 1_000;
+
+    /**
+     * A heap of {@code FILLER} one-grain blocks (and as many more as fit, if {@code capacity} is
+     * small), some freed: one on each of 32 pages, then 8 pages whole.
+     */
+    private record Scattered(Heap heap, Set<Long> densePages, int perPage, long tail, String method) {
+        /** Allocates a batch of as many one-grain entries as the dense pages hold, checks them, and returns them. */
+        long[] batchOf(int firstId) {
+            List<ByteBuffer> batch = new ArrayList<>();
+            for (int i = 0; i < densePages.size() * perPage; i++) {
+                batch.add(HeapFixture.payload(firstId + i, 100));
+            }
+            long[] got = heap.allocateBatch(batch);
+            for (int i = 0; i < got.length; i++) {
+                assertEquals(batch.get(i).rewind(), heap.read(got[i]), "entry " + i + ", " + where());
+            }
+            return got;
+        }
+
+        String where() {
+            return method + ": " + heap.stats();
+        }
+    }
+
+    private static Scattered scattered(StorageMethod method, long capacity) {
+        HeapOptions d = HeapFixture.options(method);
+        Heap h = Heap.create(new MemoryDevice(), new HeapOptions(method, d.heapOffset(), capacity, d.storeId(), d.grain(),
+                d.maxQuickList(), d.acceptableWaste(), d.obaThreshold(), d.coalesceThreshold()));
+        h.useJournal(new RecordingJournal()); // log mode, as the flusher allocates
+        List<ByteBuffer> grains = new ArrayList<>();
+        for (int i = 0; i < FILLER; i++) {
+            grains.add(HeapFixture.payload(i, 100)); // one grain of 512 bytes each, side by side
+        }
+        long[] filler = h.allocateBatch(grains);
+        if (capacity < 1L << 40) {
+            // a small heap: the tail takes what room is left, so that a batch needing more fails
+            try {
+                for (int i = 0; i < 64; i++) {
+                    h.allocateBatch(List.of(HeapFixture.payload(FILLER + i, 100)));
+                }
+            } catch (StoreFullException full) {
+                // the heap is full
+            }
+            assertThrows(StoreFullException.class, () -> h.allocateBatch(List.of(HeapFixture.payload(-1, 100))));
+        }
+        // the pages the filler covers whole, in address order
+        TreeMap<Long, List<Long>> byPage = new TreeMap<>();
+        for (long f : filler) {
+            byPage.computeIfAbsent(h.address(f) / BatchAllocator.PAGE, p -> new ArrayList<>()).add(f);
+        }
+        int perPage = BatchAllocator.PAGE / h.grain();
+        List<List<Long>> whole = new ArrayList<>();
+        for (List<Long> blocks : byPage.values()) {
+            if (blocks.size() == perPage) {
+                whole.add(blocks);
+            }
+        }
+        assertTrue(whole.size() >= 60, whole.size() + " whole pages");
+        for (int p = 0; p < 32; p++) {
+            h.free(whole.get(p).get(p % perPage)); // one block of each of 32 pages: freed first
+        }
+        Set<Long> dense = new TreeSet<>();
+        for (int p = 40; p < 48; p++) {
+            for (long b : whole.get(p)) {
+                h.free(b);
+            }
+            dense.add(h.address(whole.get(p).get(0)) / BatchAllocator.PAGE);
+        }
+        h.sync(); // the frees durable: their blocks may be reused
+        Scattered s = new Scattered(h, dense, perPage, h.tail(), method.toString());
+        assertTrue(!Coalescer.overFragmented(h), "no coalescing merges the freed pages' blocks; " + s.where());
+        return s;
+    }
+
+    private static Set<Long> pagesOf(Heap h, long[] blocks) {
+        Set<Long> pages = new TreeSet<>();
+        for (long b : blocks) {
+            pages.add(h.address(b) / BatchAllocator.PAGE);
+        }
+        return pages;
     }
 }
