@@ -89,7 +89,11 @@ final class BatchAllocator {
                 FreeBlock b = poll(candidates, s);
                 boolean taken = false;
                 if (b == null) {
-                    if (s != reusedSize) {
+                    if (s >= floor) {
+                        reused.clear(); // its quick list's durable blocks were candidates, all taken now
+                    } else if (h.method == StorageMethod.PFL && !h.logged()) {
+                        reused = oldestOfQuickList(h, s); // one request at a time: see there
+                    } else if (s != reusedSize) {
                         unused(reused, reusedSize);
                         reusedSize = s;
                         int alike = 1;
@@ -181,8 +185,8 @@ final class BatchAllocator {
      * 200-byte values made the disk write about 3.9 KB a put where the syscalls wrote 1.1 KB.
      * The choice is among the list's oldest blocks, {@value #REUSE_CHOICE} for each the batch
      * takes and at most {@value #REUSE_SCAN}, so that a list of millions costs a batch no more:
-     * on 2 cores, 64 writers of 200-byte values, the disk wrote 2.7 KB a put instead of 3.4 to
-     * 4.0, for 8% more of the flusher's processor time a put.
+     * on 2 cores, 64 writers of 200-byte values, the disk wrote 2.7 to 2.8 KB a put instead of
+     * 3.4 to 4.0, and the flusher's processor time a put did not change beyond the noise.
      */
     private static ArrayDeque<FreeBlock> takeFromQuickList(Heap h, long size, int count) {
         ArrayDeque<FreeBlock> out = new ArrayDeque<>();
@@ -190,49 +194,59 @@ final class BatchAllocator {
         if (!h.lists.isQuick(l)) {
             return out;
         }
-        // the durable blocks looked at, as (address in grains) << 16 | (index in seen), sorted:
-        // by address, so each page's blocks together (a heap's grains number far below 2^47)
-        int scan = (int) Math.min(Math.min(REUSE_SCAN, h.lists.quickSize(l)), (long) REUSE_CHOICE * count);
-        FreeBlock[] seen = new FreeBlock[scan];
-        long[] keys = new long[scan];
+        // the blocks looked at, oldest first; the durable ones as (address in grains) << 16 |
+        // (index in seen), sorted: by address, so each page's blocks together (a heap's grains
+        // number far below 2^47)
+        int window = (int) Math.min(Math.min(REUSE_SCAN, h.lists.quickSize(l)), (long) REUSE_CHOICE * count);
+        FreeBlock[] seen = new FreeBlock[window];
+        long[] keys = new long[window];
         int n = 0;
-        for (Iterator<FreeBlock> it = h.lists.oldestFirst(l); it.hasNext() && n < scan;) {
+        Iterator<FreeBlock> it = h.lists.oldestFirst(l);
+        for (int looked = 0; looked < window; looked++) {
             FreeBlock b = it.next();
+            seen[looked] = b;
             if (h.canSplit(b)) {
-                seen[n] = b;
-                keys[n] = (b.addr / h.grain) << 16 | n;
-                n++;
+                keys[n++] = (b.addr / h.grain) << 16 | looked;
             }
         }
         if (n == 0) {
             return out;
         }
         Arrays.sort(keys, 0, n);
-        // the pages' runs in keys: [start, end) each, and the most blocks one page has
+        // the pages' runs in keys, [runStart[r], runStart[r + 1]), and how many runs hold each count
         int[] runStart = new int[n + 1];
         int runs = 0;
-        int most = 0;
         for (int i = 0; i < n; i++) {
             if (i == 0 || (keys[i] >>> 16) * h.grain / PAGE != (keys[i - 1] >>> 16) * h.grain / PAGE) {
-                if (runs > 0) {
-                    most = Math.max(most, i - runStart[runs - 1]);
-                }
                 runStart[runs++] = i;
             }
         }
-        most = Math.max(most, n - runStart[runs - 1]);
         runStart[runs] = n;
-        // the pages holding most blocks first, each count's pages in address order
+        int most = 0;
+        for (int r = 0; r < runs; r++) {
+            most = Math.max(most, runStart[r + 1] - runStart[r]);
+        }
+        // the runs by count, most first, each count's in address order (a counting sort)
+        int[] from = new int[most + 2];
+        for (int r = 0; r < runs; r++) {
+            from[most - (runStart[r + 1] - runStart[r]) + 1]++;
+        }
+        for (int c = 1; c < from.length; c++) {
+            from[c] += from[c - 1];
+        }
+        int[] byCount = new int[runs];
+        for (int r = 0; r < runs; r++) {
+            byCount[from[most - (runStart[r + 1] - runStart[r])]++] = r;
+        }
         boolean[] chosen = new boolean[n];
+        boolean[] take = new boolean[window]; // by place in seen
         int taken = 0;
-        for (int want = most; want >= 1 && taken < count; want--) {
-            for (int r = 0; r < runs && taken < count; r++) {
-                if (runStart[r + 1] - runStart[r] == want) {
-                    for (int i = runStart[r]; i < runStart[r + 1] && taken < count; i++) {
-                        chosen[i] = true;
-                        taken++;
-                    }
-                }
+        for (int k = 0; k < runs && taken < count; k++) {
+            int r = byCount[k];
+            for (int i = runStart[r]; i < runStart[r + 1] && taken < count; i++) {
+                chosen[i] = true;
+                take[(int) (keys[i] & 0xFFFF)] = true;
+                taken++;
             }
         }
         List<FreeBlock> blocks = new ArrayList<>(taken);
@@ -241,8 +255,29 @@ final class BatchAllocator {
                 blocks.add(seen[(int) (keys[i] & 0xFFFF)]);
             }
         }
-        h.takeFromQuickList(l, blocks);
+        h.takeFromQuickList(l, blocks, seen, take);
         out.addAll(blocks);
+        return out;
+    }
+
+    /**
+     * The list's oldest block alone, if durable, as a batch took before it chose by page: on the
+     * PFL method in direct mode, whose recovery follows the free lists on disk. Taking a block
+     * from inside the list can leave a predecessor that skipped the blocks freed since the last
+     * sync pointing at it, allocated, until a clean close rewrites the pointer, and a crash
+     * before then loses the rest of that list to recovery; the oldest block is rarely one so
+     * skipped to.
+     */
+    private static ArrayDeque<FreeBlock> oldestOfQuickList(Heap h, long size) {
+        ArrayDeque<FreeBlock> out = new ArrayDeque<>();
+        int l = h.lists.listOf(size);
+        if (h.lists.isQuick(l) && h.lists.quickSize(l) > 0) {
+            FreeBlock b = h.lists.oldestFirst(l).next();
+            if (h.canSplit(b)) {
+                h.takeFromQuickList(l, List.of(b), new FreeBlock[] {b}, new boolean[] {true});
+                out.add(b);
+            }
+        }
         return out;
     }
 

@@ -2,13 +2,9 @@ package org.htod.core.alloc;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
 
@@ -135,23 +131,31 @@ final class FreeLists {
     }
 
     /**
-     * Takes {@code blocks}, every one on quick list {@code listId}, off it: one pass over the
-     * list, where a {@link #remove} of each from its middle would walk it once a block.
+     * Takes off quick list {@code listId} those of its oldest blocks, {@code oldest} (the oldest
+     * first, as {@link #oldestFirst} gave them), that {@code take} marks: one pass over those,
+     * where a {@link #remove} of each from the list's middle would move the list's elements once
+     * a block. Changes nothing if the list's oldest blocks are not {@code oldest}.
      */
-    void removeFromQuick(int listId, Collection<FreeBlock> blocks) {
-        Set<FreeBlock> gone = Collections.newSetFromMap(new IdentityHashMap<>());
-        gone.addAll(blocks);
+    void removeFromQuick(int listId, FreeBlock[] oldest, boolean[] take) {
         ArrayDeque<FreeBlock> q = quick.get(listId);
-        int before = q.size();
-        q.removeIf(gone::contains);
-        if (before - q.size() != gone.size()) {
-            throw new IllegalStateException((gone.size() - (before - q.size())) + " of " + gone.size()
-                    + " free blocks are not on quick list " + listId);
+        Iterator<FreeBlock> it = q.descendingIterator();
+        for (FreeBlock b : oldest) {
+            if (!it.hasNext() || it.next() != b) {
+                throw new IllegalStateException("the " + oldest.length + " oldest blocks of quick list " + listId
+                        + " changed since they were chosen from");
+            }
         }
-        for (FreeBlock b : gone) {
-            freeBytes -= b.size;
+        for (int i = 0; i < oldest.length; i++) {
+            q.pollLast();
         }
-        freeCount -= gone.size();
+        for (int i = oldest.length - 1; i >= 0; i--) {
+            if (take[i]) {
+                freeBytes -= oldest[i].size;
+                freeCount--;
+            } else {
+                q.addLast(oldest[i]); // back in their order, after the newer blocks
+            }
+        }
     }
 
     /** Every free block, in no particular order. */

@@ -448,9 +448,12 @@ public final class Heap implements AutoCloseable {
         }
     }
 
-    /** {@link #takeFromLists} of {@code blocks}, every one on quick list {@code listId}, in one pass over the list. */
-    void takeFromQuickList(int listId, List<FreeBlock> blocks) {
-        lists.removeFromQuick(listId, blocks);
+    /**
+     * {@link #takeFromLists} of {@code blocks}: those of {@code oldest}, the oldest blocks of
+     * quick list {@code listId} in order, that {@code take} marks, in one pass over those.
+     */
+    void takeFromQuickList(int listId, List<FreeBlock> blocks, FreeBlock[] oldest, boolean[] take) {
+        lists.removeFromQuick(listId, oldest, take);
         for (FreeBlock b : blocks) {
             undo.record(() -> lists.add(b));
             undo.took(b);

@@ -155,8 +155,28 @@ class HeapBatchReuseTest {
     @ParameterizedTest
     @EnumSource(StorageMethod.class)
     void aBatchReusesTheBlocksOnTheFewestPages(StorageMethod method) {
-        Scattered s = scattered(method, 1L << 40);
+        Scattered s = scattered(method, 1L << 40, true);
         assertEquals(s.densePages, pagesOf(s.heap, s.batchOf(0)), "the pages the batch wrote; " + s.where());
+        assertEquals(s.tail, s.heap.tail(), s.where());
+        assertEquals(0, s.heap.verify().leakedBlocks(), s.where());
+    }
+
+    /**
+     * The same in direct mode, but for PFL there: its recovery follows the free lists on disk,
+     * and a block taken from inside a list can be one a predecessor's pointer skipped to, so a
+     * batch there takes the oldest blocks, as before (see {@code BatchAllocator.oldestOfQuickList}).
+     */
+    @ParameterizedTest
+    @EnumSource(StorageMethod.class)
+    void inDirectModeTooButForPfl(StorageMethod method) {
+        Scattered s = scattered(method, 1L << 40, false);
+        Set<Long> pages = pagesOf(s.heap, s.batchOf(0));
+        if (method == StorageMethod.PFL) {
+            assertEquals(32 + 4, pages.size(), "the oldest blocks: 32 pages of one, then half the dense ones; " + s.where());
+            assertTrue(pages.containsAll(new ArrayList<>(s.densePages).subList(0, 4)), s.where());
+        } else {
+            assertEquals(s.densePages, pages, "the pages the batch wrote; " + s.where());
+        }
         assertEquals(s.tail, s.heap.tail(), s.where());
         assertEquals(0, s.heap.verify().leakedBlocks(), s.where());
     }
@@ -169,7 +189,7 @@ class HeapBatchReuseTest {
     @ParameterizedTest
     @EnumSource(StorageMethod.class)
     void aBatchThatFailsLeavesTheBlocksItChoseFree(StorageMethod method) {
-        Scattered s = scattered(method, (FILLER + 16) * 512L);
+        Scattered s = scattered(method, (FILLER + 16) * 512L, true);
         long free = s.heap.stats().freeBlocks();
         List<ByteBuffer> tooMany = new ArrayList<>();
         for (int i = 0; i < s.densePages.size() * s.perPage + free; i++) {
@@ -185,7 +205,7 @@ class HeapBatchReuseTest {
 
     /**
      * A heap of {@code FILLER} one-grain blocks (and as many more as fit, if {@code capacity} is
-     * small), some freed: one on each of 32 pages, then 8 pages whole.
+     * small), some freed: one on each of 32 pages, then 8 pages whole; in log mode or direct.
      */
     private record Scattered(Heap heap, Set<Long> densePages, int perPage, long tail, String method) {
         /** Allocates a batch of as many one-grain entries as the dense pages hold, checks them, and returns them. */
@@ -206,11 +226,13 @@ class HeapBatchReuseTest {
         }
     }
 
-    private static Scattered scattered(StorageMethod method, long capacity) {
+    private static Scattered scattered(StorageMethod method, long capacity, boolean logMode) {
         HeapOptions d = HeapFixture.options(method);
         Heap h = Heap.create(new MemoryDevice(), new HeapOptions(method, d.heapOffset(), capacity, d.storeId(), d.grain(),
                 d.maxQuickList(), d.acceptableWaste(), d.obaThreshold(), d.coalesceThreshold()));
-        h.useJournal(new RecordingJournal()); // log mode, as the flusher allocates
+        if (logMode) {
+            h.useJournal(new RecordingJournal()); // as the flusher allocates
+        }
         List<ByteBuffer> grains = new ArrayList<>();
         for (int i = 0; i < FILLER; i++) {
             grains.add(HeapFixture.payload(i, 100)); // one grain of 512 bytes each, side by side
@@ -251,7 +273,7 @@ class HeapBatchReuseTest {
             dense.add(h.address(whole.get(p).get(0)) / BatchAllocator.PAGE);
         }
         h.sync(); // the frees durable: their blocks may be reused
-        Scattered s = new Scattered(h, dense, perPage, h.tail(), method.toString());
+        Scattered s = new Scattered(h, dense, perPage, h.tail(), method + (logMode ? ", log mode" : ", direct mode"));
         assertTrue(!Coalescer.overFragmented(h), "no coalescing merges the freed pages' blocks; " + s.where());
         return s;
     }
