@@ -93,8 +93,8 @@ final class Installs {
             for (int i = 0; i < took.length; i++) {
                 Mob.Pending p = batch.get(i);
                 Mob.Value v = took[i];
-                items.computeIfAbsent(p.tableId, t -> new ArrayList<>()).add(new HashtableOnDisk.Item(p.key, v.value(),
-                        v.expiry(), v.version(), v.placed(), v.placedHeadCrc()));
+                items.computeIfAbsent(p.tableId, t -> new ArrayList<>()).add(new HashtableOnDisk.Item(p.key, p.hash,
+                        v.value(), v.expiry(), v.version(), v.placed(), v.placedHeadCrc()));
             }
             try {
                 for (Mob.Value v : took) {

@@ -66,6 +66,8 @@ final class Mob {
         final byte[] key;
         final long hash;
         final long seq;
+        /** Its key in the buffer's map, kept so that the flusher's removal hashes the key no more. */
+        private final Key mapKey;
         volatile Value current;
         /** Position of the oldest record of this key the tables do not hold yet. */
         long firstLsn;
@@ -85,10 +87,15 @@ final class Mob {
         long absorbed;
 
         Pending(long tableId, byte[] key, long hash, long seq) {
-            this.tableId = tableId;
-            this.key = key;
+            this(Key.of(tableId, key), hash, seq);
+        }
+
+        private Pending(Key mapKey, long hash, long seq) {
+            this.tableId = mapKey.tableId();
+            this.key = mapKey.key();
             this.hash = hash;
             this.seq = seq;
+            this.mapKey = mapKey;
         }
 
         int bytes() {
@@ -241,7 +248,7 @@ final class Mob {
         Pending p = map.get(k);
         buffered.increment();
         if (p == null) {
-            p = new Pending(tableId, key, hash, seq.incrementAndGet());
+            p = new Pending(k, hash, seq.incrementAndGet());
             p.current = v;
             p.firstLsn = lsn;
             p.lastLsn = lsn;
@@ -303,7 +310,7 @@ final class Mob {
                     ReentrantLock l = lock(p.tableId, p.hash);
                     l.lock();
                     try {
-                        if (p.inTable == UNKNOWN && map.get(Key.of(p.tableId, p.key)) == p) {
+                        if (p.inTable == UNKNOWN && map.get(p.mapKey) == p) {
                             int before = p.delta();
                             p.inTable = inTable.test(p) ? 1 : 0;
                             delta(p.tableId).add(p.delta() - before);
@@ -358,7 +365,7 @@ final class Mob {
             unknowns(p.tableId).decrement(); // known from now on, or gone
         }
         if (p.lastLsn == p.taken) {
-            if (map.remove(Key.of(p.tableId, p.key), p)) {
+            if (map.remove(p.mapKey, p)) {
                 present.decrementAndGet(); // after the key left the map: see present
             }
             queue.remove(p);

@@ -599,9 +599,14 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
 
         /** A put whose entry (of this version and expiry) its writer placed in block {@code placed} already. */
         public Item(byte[] key, byte[] value, long expiry, long version, long placed, int placedHeadCrc) {
+            this(key, Hashing.hash(key), value, expiry, version, placed, placedHeadCrc);
+        }
+
+        /** {@link #Item(byte[], byte[], long, long, long, int)} of a key whose {@link Hashing#hash} the caller has. */
+        public Item(byte[] key, long hash, byte[] value, long expiry, long version, long placed, int placedHeadCrc) {
             this.key = key;
             this.value = value;
-            this.hash = Hashing.hash(key);
+            this.hash = hash;
             this.expiry = expiry;
             this.version = version;
             this.placed = placed;
