@@ -7,10 +7,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.htod.bench.store.DiskUsage;
+import org.htod.bench.store.DiskWrites;
 import org.htod.bench.store.DurableStores;
 import org.htod.bench.store.KeyValueStore;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -59,8 +61,11 @@ import org.openjdk.jmh.infra.ThreadParams;
  * ({@value StoreParams#DIR_PROPERTY}) at the start of the trial and deleted at its end.
  *
  * <p>At the end of a trial, htod's stores print what their device did (syncs, log groups and the
- * records they carried, bytes written per put) as one {@code durable-io} line, which is also
- * appended to the file named by the system property {@value #STATS_PROPERTY} when it is set.
+ * records they carried, bytes written per put) as one {@code durable-io} line, and every store,
+ * on Linux, what the disk under it wrote over the trial (bytes and write requests per put, as the
+ * kernel counts them, the store's writeback included: {@link DiskWrites}) as a {@code
+ * durable-disk} line; both are also appended to the file named by the system property {@value
+ * #STATS_PROPERTY} when it is set. The disk's counts are the whole machine's: run on a quiet one.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -96,6 +101,9 @@ public class DurablePutBenchmark extends StoreBenchmark {
         byte[][] values;
         final LongAdder puts = new LongAdder();
         private Path dir;
+        /** The disk under the store and what it had written when the trial began; empty where unknown. */
+        private Optional<DiskWrites> disk = Optional.empty();
+        private Optional<DiskWrites.Count> diskBefore = Optional.empty();
 
         @Setup(Level.Trial)
         public void open() {
@@ -115,6 +123,8 @@ public class DurablePutBenchmark extends StoreBenchmark {
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot create a store directory under " + base.toAbsolutePath(), e);
             }
+            disk = DiskWrites.under(dir);
+            diskBefore = disk.flatMap(DiskWrites::read);
             kv = DurableStores.open(store, dir);
         }
 
@@ -127,11 +137,31 @@ public class DurablePutBenchmark extends StoreBenchmark {
                             + " " + io);
                 }
                 kv.close();
+                reportDisk(params);
             } finally {
                 kv = null;
                 DiskUsage.deleteRecursively(dir);
                 dir = null;
             }
+        }
+
+        /**
+         * The {@code durable-disk} line: what the disk wrote over the trial, warmup, close and the
+         * writeback of what the store left in the page cache included, for every store alike.
+         */
+        private void reportDisk(BenchmarkParams params) {
+            if (disk.isEmpty() || diskBefore.isEmpty()) {
+                return;
+            }
+            DiskWrites.settle(dir);
+            disk.get().read().ifPresent(after -> {
+                DiskWrites.Count c = after.since(diskBefore.get());
+                long n = Math.max(1, puts.sum());
+                report(String.format(java.util.Locale.ROOT, "durable-disk store=%s valueSize=%d threads=%d puts=%d disk=%s"
+                        + " diskBytes=%d diskWrites=%d diskBytesPerPut=%.0f diskWritesPerPut=%.3f", store, valueSize,
+                        params.getThreads(), puts.sum(), disk.get().disk(), c.bytes(), c.writes(), (double) c.bytes() / n,
+                        (double) c.writes() / n));
+            });
         }
 
         static byte[] key(int i) {

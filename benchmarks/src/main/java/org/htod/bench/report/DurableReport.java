@@ -170,13 +170,14 @@ public final class DurableReport {
             b.append('\n');
         }
 
-        if (!ioLines.isEmpty()) {
+        List<String> devLines = ioLines.stream().filter(l -> l.startsWith("durable-io ")).toList();
+        if (!devLines.isEmpty()) {
             b.append("\nhtod's device over each whole trial (warmup included): puts per device sync, log records per"
                     + " group commit (log mode), bytes written per put, and the share of the waits for another's"
                     + " group commit that ended parked rather than while yielding (where the log counts them):\n\n"
                     + "| store | value B | threads | puts | puts/sync | records/group | bytes written/put | waits parked |\n"
                     + "|---|---|---|---|---|---|---|---|\n");
-            for (String line : ioLines) {
+            for (String line : devLines) {
                 Map<String, String> f = fields(line);
                 if (!f.containsKey("store") || !f.containsKey("puts")) {
                     continue;
@@ -195,6 +196,26 @@ public final class DurableReport {
                         puts == 0 ? "–" : String.format(Locale.ROOT, "%,.0f", written / (double) puts), parkedShare(f)));
             }
         }
+        List<String> diskLines = ioLines.stream().filter(l -> l.startsWith("durable-disk ")).toList();
+        if (!diskLines.isEmpty()) {
+            b.append("\nThe disk under each store over each whole trial (warmup, close and the writeback of what the"
+                    + " store left in the page cache included), as the kernel counts it: bytes written and write"
+                    + " requests per put. A store's own writes become whole pages at the disk; these are what the"
+                    + " disk's bandwidth is spent on:\n\n"
+                    + "| store | value B | threads | puts | disk bytes/put | disk writes/put |\n"
+                    + "|---|---|---|---|---|---|\n");
+            for (String line : diskLines) {
+                Map<String, String> f = fields(line);
+                long puts = Long.parseLong(f.getOrDefault("puts", "0"));
+                if (!f.containsKey("store") || puts == 0) {
+                    continue;
+                }
+                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %,.0f | %.3f |%n", f.get("store"),
+                        f.get("valueSize"), f.get("threads"), puts,
+                        Long.parseLong(f.getOrDefault("diskBytes", "0")) / (double) puts,
+                        Long.parseLong(f.getOrDefault("diskWrites", "0")) / (double) puts));
+            }
+        }
         return b.toString();
     }
 
@@ -209,7 +230,7 @@ public final class DurableReport {
         return all == 0 ? "–" : String.format(Locale.ROOT, "%.1f%%", 100.0 * parked / all);
     }
 
-    /** The {@code key=value} fields of a {@code durable-io} line. */
+    /** The {@code key=value} fields of a {@code durable-io} or {@code durable-disk} line. */
     static Map<String, String> fields(String line) {
         Map<String, String> f = new HashMap<>();
         for (String word : line.trim().split("\\s+")) {

@@ -1,12 +1,15 @@
 package org.htod.bench.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
+import org.htod.bench.store.DiskWrites;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,7 +35,9 @@ class DurableReportTest {
                 List.of("durable-io store=htod-log valueSize=200 threads=4 puts=1000 syncs=250 writes=260"
                         + " bytesWritten=500000 groups=200 groupRecords=1000 waitsAtOnce=10 waitsYielded=590 waitsParked=200",
                         "durable-io store=htod-log valueSize=4000 threads=4 puts=10 syncs=5 writes=5 bytesWritten=50000"
-                        + " groups=5 groupRecords=10"), "cmd", List.of("Disk: fast."));
+                        + " groups=5 groupRecords=10",
+                        "durable-disk store=rocksdb valueSize=200 threads=4 puts=2000 disk=vda diskBytes=3000000"
+                        + " diskWrites=500 diskBytesPerPut=1500 diskWritesPerPut=0.250"), "cmd", List.of("Disk: fast."));
         assertTrue(md.contains("| 200 | 1 | 100 | 200 |"), md);
         assertTrue(md.contains("| 200 | 1 | 0.50 |"), md);
         assertTrue(md.contains("| 200 | 4 | 4.00 |"), md);
@@ -40,5 +45,19 @@ class DurableReportTest {
         assertTrue(md.contains("| htod-log | 200 | 4 | 1,000 | 4.00 | 5.00 | 500 | 25.0% |"), md);
         assertTrue(md.contains("| htod-log | 4000 | 4 | 10 | 2.00 | 2.00 | 5,000 | – |"), md); // a log that did not count its waits
         assertTrue(md.contains("Command: `cmd`") && md.contains("Disk: fast."), md);
+        // the disk's line in a table of its own, not in htod's device table
+        assertTrue(md.contains("| rocksdb | 200 | 4 | 2,000 | 1,500 | 0.250 |"), md);
+        assertFalse(md.contains("| rocksdb | 200 | 4 | 2,000 | –"), md);
+    }
+
+    @Test
+    void diskWritesAreReadFromTheKernelsLines() {
+        List<String> lines = List.of(
+                " 254       0 vda 230153 12932 12324002 152878 15377938 471244 319980232 14095256 0 414424 14357060",
+                " 254       1 vda1 1 2 3 4 5 6 7 8 0 9 10");
+        assertEquals(Optional.of(new DiskWrites.Count(319980232L * 512, 15377938)), DiskWrites.parse(lines, "vda"));
+        assertEquals(Optional.of(new DiskWrites.Count(7L * 512, 5)), DiskWrites.parse(lines, "vda1"));
+        assertEquals(Optional.empty(), DiskWrites.parse(lines, "vdb"));
+        assertEquals(new DiskWrites.Count(100, 2), new DiskWrites.Count(612, 7).since(new DiskWrites.Count(512, 5)));
     }
 }
