@@ -170,18 +170,14 @@ public final class DurableReport {
             b.append('\n');
         }
 
-        List<String> devLines = ioLines.stream().filter(l -> l.startsWith("durable-io ")).toList();
-        if (!devLines.isEmpty()) {
+        List<Map<String, String>> devTrials = trials(ioLines, "durable-io");
+        if (!devTrials.isEmpty()) {
             b.append("\nhtod's device over each whole trial (warmup included): puts per device sync, log records per"
                     + " group commit (log mode), bytes written per put, and the share of the waits for another's"
                     + " group commit that ended parked rather than while yielding (where the log counts them):\n\n"
                     + "| store | value B | threads | puts | puts/sync | records/group | bytes written/put | waits parked |\n"
                     + "|---|---|---|---|---|---|---|---|\n");
-            for (String line : devLines) {
-                Map<String, String> f = fields(line);
-                if (!f.containsKey("store") || !f.containsKey("puts")) {
-                    continue;
-                }
+            for (Map<String, String> f : devTrials) {
                 long puts = Long.parseLong(f.get("puts"));
                 long syncs = Long.parseLong(f.getOrDefault("syncs", "0"));
                 long written = Long.parseLong(f.getOrDefault("bytesWritten", "0"));
@@ -196,22 +192,18 @@ public final class DurableReport {
                         puts == 0 ? "–" : String.format(Locale.ROOT, "%,.0f", written / (double) puts), parkedShare(f)));
             }
         }
-        List<String> diskLines = ioLines.stream().filter(l -> l.startsWith("durable-disk ")).toList();
-        if (!diskLines.isEmpty()) {
+        List<Map<String, String>> diskTrials = trials(ioLines, "durable-disk");
+        if (!diskTrials.isEmpty()) {
             b.append("\nThe disk under each store over each whole trial (warmup, close and the writeback of what the"
                     + " store left in the page cache included), as the kernel counts it: bytes written and write"
                     + " requests per put. A store's own writes become whole pages at the disk; these are what the"
                     + " disk's bandwidth is spent on:\n\n"
                     + "| store | value B | threads | puts | disk bytes/put | disk writes/put |\n"
                     + "|---|---|---|---|---|---|\n");
-            for (String line : diskLines) {
-                Map<String, String> f = fields(line);
-                long puts = Long.parseLong(f.getOrDefault("puts", "0"));
-                if (!f.containsKey("store") || puts == 0) {
-                    continue;
-                }
+            for (Map<String, String> f : diskTrials) {
+                long puts = Math.max(1, Long.parseLong(f.get("puts")));
                 b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %,.0f | %.3f |%n", f.get("store"),
-                        f.get("valueSize"), f.get("threads"), puts,
+                        f.get("valueSize"), f.get("threads"), Long.parseLong(f.get("puts")),
                         Long.parseLong(f.getOrDefault("diskBytes", "0")) / (double) puts,
                         Long.parseLong(f.getOrDefault("diskWrites", "0")) / (double) puts));
             }
@@ -228,6 +220,12 @@ public final class DurableReport {
         long all = parked + Long.parseLong(f.getOrDefault("waitsYielded", "0"))
                 + Long.parseLong(f.getOrDefault("waitsAtOnce", "0"));
         return all == 0 ? "–" : String.format(Locale.ROOT, "%.1f%%", 100.0 * parked / all);
+    }
+
+    /** The fields of the lines of {@code kind} ({@code durable-io}, {@code durable-disk}) that name their store and puts. */
+    static List<Map<String, String>> trials(List<String> lines, String kind) {
+        return lines.stream().filter(l -> l.startsWith(kind + " ")).map(DurableReport::fields)
+                .filter(f -> f.containsKey("store") && f.containsKey("puts")).toList();
     }
 
     /** The {@code key=value} fields of a {@code durable-io} or {@code durable-disk} line. */

@@ -55,7 +55,7 @@ public final class DiskWrites {
             String disk = dev.toRealPath().getFileName().toString(); // a mapper's link names its dm-N
             DiskWrites d = new DiskWrites(disk);
             return d.read().isPresent() ? Optional.of(d) : Optional.empty();
-        } catch (IOException | UncheckedIOException | SecurityException e) {
+        } catch (IOException | UncheckedIOException | SecurityException | NumberFormatException e) {
             return Optional.empty();
         }
     }
@@ -69,7 +69,7 @@ public final class DiskWrites {
     public Optional<Count> read() {
         try {
             return parse(Files.readAllLines(DISKSTATS), disk);
-        } catch (IOException e) {
+        } catch (IOException | NumberFormatException e) {
             return Optional.empty();
         }
     }

@@ -90,7 +90,7 @@ final class BatchAllocator {
                 boolean taken = false;
                 if (b == null) {
                     if (s >= floor) {
-                        reused.clear(); // its quick list's durable blocks were candidates, all taken now
+                        unused(reused, reusedSize); // its quick list's durable blocks were candidates, all taken now
                     } else if (h.method == StorageMethod.PFL && !h.logged()) {
                         reused = oldestOfQuickList(h, s); // one request at a time: see there
                     } else if (s != reusedSize) {
