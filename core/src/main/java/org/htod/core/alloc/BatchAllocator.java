@@ -238,21 +238,20 @@ final class BatchAllocator {
         for (int r = 0; r < runs; r++) {
             byCount[from[most - (runStart[r + 1] - runStart[r])]++] = r;
         }
-        boolean[] chosen = new boolean[n];
         boolean[] take = new boolean[window]; // by place in seen
         int taken = 0;
         for (int k = 0; k < runs && taken < count; k++) {
             int r = byCount[k];
             for (int i = runStart[r]; i < runStart[r + 1] && taken < count; i++) {
-                chosen[i] = true;
                 take[(int) (keys[i] & 0xFFFF)] = true;
                 taken++;
             }
         }
-        List<FreeBlock> blocks = new ArrayList<>(taken);
+        List<FreeBlock> blocks = new ArrayList<>(taken); // in address order, as keys are
         for (int i = 0; i < n; i++) {
-            if (chosen[i]) {
-                blocks.add(seen[(int) (keys[i] & 0xFFFF)]);
+            int at = (int) (keys[i] & 0xFFFF);
+            if (take[at]) {
+                blocks.add(seen[at]);
             }
         }
         h.takeFromQuickList(l, blocks, seen, take);

@@ -441,11 +441,7 @@ public final class Heap implements AutoCloseable {
 
     void takeFromLists(FreeBlock b) {
         lists.remove(b);
-        undo.record(() -> lists.add(b));
-        undo.took(b);
-        if (method == StorageMethod.PFL) {
-            diskLists.pflUnlink(b);
-        }
+        tookOffLists(b);
     }
 
     /**
@@ -454,12 +450,15 @@ public final class Heap implements AutoCloseable {
      */
     void takeFromQuickList(int listId, List<FreeBlock> blocks, FreeBlock[] oldest, boolean[] take) {
         lists.removeFromQuick(listId, oldest, take);
-        for (FreeBlock b : blocks) {
-            undo.record(() -> lists.add(b));
-            undo.took(b);
-            if (method == StorageMethod.PFL) {
-                diskLists.pflUnlink(b);
-            }
+        blocks.forEach(this::tookOffLists);
+    }
+
+    /** After {@code b} left the in-memory lists: its undo step, and for PFL its unlink from the list on disk. */
+    private void tookOffLists(FreeBlock b) {
+        undo.record(() -> lists.add(b));
+        undo.took(b);
+        if (method == StorageMethod.PFL) {
+            diskLists.pflUnlink(b);
         }
     }
 
