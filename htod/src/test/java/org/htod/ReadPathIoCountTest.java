@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import org.htod.core.device.CountingDevice;
 import org.htod.core.device.IoCounts;
@@ -123,23 +124,27 @@ class ReadPathIoCountTest {
 
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
-    void aFirstPageCachedByAKeyWalkIsReadWholeOnceByAGet(boolean direct, OpenedStores stores) {
-        // Iterating keys caches the entry's first page only; a get then reads the entry whole,
-        // once, and keeps it whole, instead of reading the rest of its value at every get.
-        MemoryDevice mem = new MemoryDevice();
-        try (HtodStore s = stores.track(builder(new CountingDevice(mem), direct).open(), mem)) {
-            s.map("m", Codec.string(), Codec.bytes()).put("mid", value(8, 12_000));
-        }
-        mem = mem.reopen();
-        CountingDevice dev = new CountingDevice(mem);
-        try (HtodStore s = stores.track(builder(dev, direct).open(), mem)) {
-            HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
-            assertEquals(java.util.Set.of("mid"), new java.util.HashSet<>(m.keySet()));
-            IoCounts first = cost(dev, () -> assertArrayEquals(value(8, 12_000), m.get("mid")));
-            assertEquals(1, first.reads(), "the entry whole, once: " + first);
-            for (int i = 0; i < 3; i++) {
-                IoCounts hit = cost(dev, () -> assertArrayEquals(value(8, 12_000), m.get("mid")));
-                assertEquals(0, hit.reads(), "kept whole since: " + hit);
+    void aHeadCachedByAKeyWalkIsReadWholeOnceByAGet(boolean direct, OpenedStores stores) {
+        // Iterating keys caches the entry's fields and key only; a get then reads the entry
+        // whole, once, and keeps it whole, instead of reading its value at every get. A key too
+        // long for the first read (HEAD_READ) is read by a second one that ends where the key
+        // does: the get keeps that entry whole too.
+        for (String key : List.of("mid", "k".repeat(600))) {
+            MemoryDevice mem = new MemoryDevice();
+            try (HtodStore s = stores.track(builder(new CountingDevice(mem), direct).open(), mem)) {
+                s.map("m", Codec.string(), Codec.bytes()).put(key, value(8, 12_000));
+            }
+            mem = mem.reopen();
+            CountingDevice dev = new CountingDevice(mem);
+            try (HtodStore s = stores.track(builder(dev, direct).open(), mem)) {
+                HtodMap<String, byte[]> m = s.map("m", Codec.string(), Codec.bytes());
+                assertEquals(java.util.Set.of(key), new java.util.HashSet<>(m.keySet()));
+                IoCounts first = cost(dev, () -> assertArrayEquals(value(8, 12_000), m.get(key)));
+                assertEquals(1, first.reads(), "the entry whole, once: " + first);
+                for (int i = 0; i < 3; i++) {
+                    IoCounts hit = cost(dev, () -> assertArrayEquals(value(8, 12_000), m.get(key)));
+                    assertEquals(0, hit.reads(), "kept whole since (key of " + key.length() + " bytes): " + hit);
+                }
             }
         }
     }
@@ -173,17 +178,18 @@ class ReadPathIoCountTest {
             Set<String> keys = new HashSet<>();
             IoCounts ik = cost(dev, () -> keys.addAll(m.keySet()));
             assertEquals(KEYS, keys.size());
-            // a page per entry (fields, key, the value's first bytes) and the bucket segment (512 slots of 16 bytes)
+            // a read per entry (of an entry over a page, its fields and key only: HEAD_READ bytes)
+            // and the bucket segment (512 slots of 16 bytes)
             assertEquals(KEYS + 1, ik.reads(), "one read per entry and the segment: " + ik);
-            assertTrue(ik.bytesRead() <= KEYS * 4096L + 512 * 16, "key iteration read value bytes: " + ik);
+            assertTrue(ik.bytesRead() <= KEYS * 512L + 512 * 16, "key iteration read value bytes: " + ik);
             IoCounts again = cost(dev, () -> keys.addAll(m.keySet()));
             assertEquals(0, again.reads(), "a second key iteration is served from the caches: " + again);
         }
     }
 
     /**
-     * A blind write ({@code set}, {@code delete}) reads the first page of the key's entry, for its
-     * version and expiry, never the rest of a large value; {@code put}, which returns the old
+     * A blind write ({@code set}, {@code delete}) reads the fields and key of the key's entry, for
+     * its version and expiry, none of a value whose entry is over a page; {@code put}, which returns the old
      * value, reads it whole. Each is measured first after a reopen (nothing cached, nothing
      * buffered, so no install runs meanwhile).
      */
@@ -211,7 +217,9 @@ class ReadPathIoCountTest {
                         default -> assertArrayEquals(value(3, 100_000), m.put("c", small));
                     }
                 });
-                long bound = 4096 + 512 * 16; // the entry's first page and the bucket segment
+                // the entry's fields and key (HEAD_READ: 512 bytes, where its first page was 4,096)
+                // and the bucket segment of this small table (about 1 KiB)
+                long bound = 512 + 2048;
                 if (op.equals("put")) {
                     assertTrue(c.bytesRead() >= 100_000, "put reads the old value whole: " + c);
                 } else {

@@ -103,17 +103,25 @@ final class EntryLoader {
     /** Largest entry payload a lookup that wants the value reads whole, in one device read, on a miss. */
     static final int WHOLE_READ = 256 * 1024;
 
+    /**
+     * Bytes read first, on a miss, of an entry whose block holds more than a page when its value
+     * is not wanted (a chain walk past it, a put that needs its version only): the fixed fields
+     * and a key of up to 448 bytes, so that a put replacing a 4,000-byte value neither copies,
+     * checks nor caches the value it replaces. A longer key is read whole by a second read.
+     */
+    static final int HEAD_READ = 512;
+
     /** {@link #load(long, boolean)} reading the first bytes only. */
     Loaded load(long handle) {
         return load(handle, false);
     }
 
     /**
-     * Reads an entry's first bytes (from the cache, or one device read of up to a page; with
-     * {@code whole}, the whole entry in that one read when it is at most {@link #WHOLE_READ}
-     * bytes) and checks what they hold before anything is used: the head CRC over fields and key
-     * (reading the rest of a long key first), the check of {@code next}, the value CRC when the
-     * value is there too. Only checked bytes enter the cache, so a hit is not checked again: a
+     * Reads an entry's first bytes (from the cache, or one device read: the block whole when it
+     * holds at most a page, else its first {@link #HEAD_READ} bytes; with {@code whole}, the whole
+     * entry in that one read when it is at most {@link #WHOLE_READ} bytes) and checks what they
+     * hold before anything is used: the head CRC over fields and key (reading the rest of a long
+     * key first), the check of {@code next}, the value CRC when the value is there too. Only checked bytes enter the cache, so a hit is not checked again: a
      * cache hit costs no device read and no checksum.
      */
     Loaded load(long handle, boolean whole) {
@@ -126,7 +134,8 @@ final class EntryLoader {
             b = ByteBuffer.wrap(cached);
             h = Entries.headChecked(b);
         } else {
-            int first = (int) Math.min(payload, whole && payload <= WHOLE_READ ? payload : Entries.PREFIX);
+            int first = (int) Math.min(payload, whole && payload <= WHOLE_READ ? payload
+                    : payload <= Entries.PREFIX ? payload : HEAD_READ);
             b = ByteBuffer.allocate(first);
             read(handle, 0, b);
             b.clear();
@@ -189,7 +198,7 @@ final class EntryLoader {
             return Arrays.copyOfRange(e.bytes.array(), at, at + h.valueLength);
         }
         int held = Math.max(0, e.bytes.capacity() - at);
-        if (keep && h.length() <= gate.cache.wholeLimit() && held > 0) {
+        if (keep && h.length() <= gate.cache.wholeLimit()) {
             byte[] whole = new byte[h.length()];
             e.bytes.get(0, whole, 0, at + held);
             ByteBuffer rest = ByteBuffer.wrap(whole, at + held, h.valueLength - held);
