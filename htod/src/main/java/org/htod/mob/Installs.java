@@ -80,13 +80,11 @@ final class Installs {
             heal.run();
             // An install record costs about 44 bytes a key: keep it within the flusher's budget.
             int keys = (int) Math.max(1, Math.min(installBatch, log.flusherRecordBudget() / 48));
-            List<Mob.Pending> batch = mob.oldest(keys, Long.MAX_VALUE);
-            if (batch.isEmpty()) {
+            List<Mob.Pending> oldest = mob.oldest(keys, Long.MAX_VALUE);
+            if (oldest.isEmpty()) {
                 return false;
             }
-            // Installation in bucket order: reads and writes land in the order of the tables'
-            // arrays (opportunistic), and a chain's changes go together.
-            batch.sort(Comparator.<Mob.Pending>comparingLong(p -> p.tableId).thenComparingLong(p -> Long.reverse(p.hash)));
+            List<Mob.Pending> batch = inBucketOrder(oldest);
             Mob.Value[] took = new Mob.Value[batch.size()];
             mob.eachUnderLock(batch, i -> took[i] = mob.take(batch.get(i)));
             Map<Long, List<HashtableOnDisk.Item>> items = new HashMap<>();
@@ -137,6 +135,43 @@ final class Installs {
         } finally {
             install.unlock();
         }
+    }
+
+    /** Bits of a sort key of {@link #inBucketOrder} that hold the key's place in its batch. */
+    private static final int PLACE_BITS = 20;
+
+    /**
+     * {@code batch} in installation order: by table, and in each table by bucket (the reversed
+     * hash, whose top bits are the bucket at every size), so that reads and writes land in the
+     * order of the tables' arrays (opportunistic) and a chain's changes go together. A batch of
+     * one table, the common case, is sorted as primitive keys (the reversed hash's top 44 bits,
+     * then the key's place: buckets in order up to 2^44 of them) instead of by a comparator that
+     * reads two keys' fields at each step (at 64 writers of 200-byte values, that sort took 4.2%
+     * of the flusher's processor time in JFR's samples; this one 1.0%).
+     */
+    static List<Mob.Pending> inBucketOrder(List<Mob.Pending> batch) {
+        int n = batch.size();
+        long table = batch.get(0).tableId;
+        boolean oneTable = n <= 1 << PLACE_BITS;
+        for (int i = 1; i < n && oneTable; i++) {
+            oneTable = batch.get(i).tableId == table;
+        }
+        if (!oneTable) {
+            List<Mob.Pending> sorted = new ArrayList<>(batch);
+            sorted.sort(Comparator.<Mob.Pending>comparingLong(p -> p.tableId)
+                    .thenComparingLong(p -> Long.reverse(p.hash)));
+            return sorted;
+        }
+        long[] keys = new long[n];
+        for (int i = 0; i < n; i++) {
+            keys[i] = Long.reverse(batch.get(i).hash) >> PLACE_BITS << PLACE_BITS | i;
+        }
+        java.util.Arrays.sort(keys);
+        List<Mob.Pending> sorted = new ArrayList<>(n);
+        for (long k : keys) {
+            sorted.add(batch.get((int) (k & ((1 << PLACE_BITS) - 1))));
+        }
+        return sorted;
     }
 
     /**
