@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import org.htod.bench.store.CpuTimes;
 import org.htod.bench.store.DiskUsage;
 import org.htod.bench.store.DiskWrites;
 import org.htod.bench.store.DurableStores;
@@ -61,11 +62,13 @@ import org.openjdk.jmh.infra.ThreadParams;
  * ({@value StoreParams#DIR_PROPERTY}) at the start of the trial and deleted at its end.
  *
  * <p>At the end of a trial, htod's stores print what their device did (syncs, log groups and the
- * records they carried, bytes written per put) as one {@code durable-io} line, and every store,
- * on Linux, what the disk under it wrote over the trial (bytes and write requests per put, as the
- * kernel counts them, the store's writeback included: {@link DiskWrites}) as a {@code
- * durable-disk} line; both are also appended to the file named by the system property {@value
- * #STATS_PROPERTY} when it is set. The disk's counts are the whole machine's: run on a quiet one.
+ * records they carried, bytes written per put) as one {@code durable-io} line; every store its
+ * processor time (the process's, the writers', htod's flusher's: {@link CpuTimes}) as a {@code
+ * durable-cpu} line and, on Linux, what the disk under it wrote over the trial (bytes and write
+ * requests per put, as the kernel counts them, the store's writeback included: {@link
+ * DiskWrites}) as a {@code durable-disk} line; all are also appended to the file named by the
+ * system property {@value #STATS_PROPERTY} when it is set. The disk's counts are the whole
+ * machine's: run on a quiet one.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -100,6 +103,11 @@ public class DurablePutBenchmark extends StoreBenchmark {
         byte[][] keys;
         byte[][] values;
         final LongAdder puts = new LongAdder();
+        /** The writer threads' processor time in their iterations, and of it their time in user mode (ns). */
+        final LongAdder writersCpu = new LongAdder();
+        final LongAdder writersUser = new LongAdder();
+        /** The process's processor time when the store had opened (ns), or -1 where the JVM does not count it. */
+        private long processBefore = -1;
         private Path dir;
         /** The disk under the store and what it had written when the trial began; empty where unknown. */
         private Optional<DiskWrites> disk = Optional.empty();
@@ -126,6 +134,7 @@ public class DurablePutBenchmark extends StoreBenchmark {
             disk = DiskWrites.under(dir);
             diskBefore = disk.flatMap(DiskWrites::read);
             kv = DurableStores.open(store, dir);
+            processBefore = CpuTimes.process();
         }
 
         @TearDown(Level.Trial)
@@ -136,6 +145,7 @@ public class DurablePutBenchmark extends StoreBenchmark {
                     report("durable-io store=" + store + " valueSize=" + valueSize + " threads=" + params.getThreads()
                             + " " + io);
                 }
+                reportCpu(params);
                 kv.close();
                 reportDisk(params);
             } finally {
@@ -143,6 +153,24 @@ public class DurablePutBenchmark extends StoreBenchmark {
                 DiskUsage.deleteRecursively(dir);
                 dir = null;
             }
+        }
+
+        /**
+         * The {@code durable-cpu} line: the processor time of the trial, warmup included, up to the
+         * close: the whole process's (every thread: the store's background threads, RocksDB's
+         * compactions, the collector and the compilers too), the writer threads' in their
+         * iterations (and of it in user mode), and htod's flusher thread's where it has one.
+         */
+        private void reportCpu(BenchmarkParams params) {
+            long process = CpuTimes.process();
+            if (processBefore < 0 || process < 0) {
+                return;
+            }
+            long flusher = CpuTimes.threadsNamed("htod-flusher");
+            report(String.format(java.util.Locale.ROOT, "durable-cpu store=%s valueSize=%d threads=%d puts=%d"
+                    + " processCpuNs=%d writersCpuNs=%d writersUserNs=%d%s", store, valueSize, params.getThreads(),
+                    puts.sum(), process - processBefore, writersCpu.sum(), writersUser.sum(),
+                    flusher > 0 ? " flusherCpuNs=" + flusher : ""));
         }
 
         /**
@@ -182,14 +210,29 @@ public class DurablePutBenchmark extends StoreBenchmark {
         }
     }
 
-    /** Each writer thread's own choice of keys and values. */
+    /** Each writer thread's own choice of keys and values, and its processor time in each iteration. */
     @State(Scope.Thread)
     public static class Writer {
         SplittableRandom random;
+        private long[] started;
 
         @Setup(Level.Trial)
         public void seed(ThreadParams thread) {
             random = new SplittableRandom(0x4455_5241_424CL + thread.getThreadIndex());
+        }
+
+        @Setup(Level.Iteration)
+        public void startClock() {
+            started = CpuTimes.currentThread();
+        }
+
+        @TearDown(Level.Iteration)
+        public void stopClock(Target t) {
+            long[] now = CpuTimes.currentThread();
+            if (started[0] >= 0 && now[0] >= 0) {
+                t.writersCpu.add(now[0] - started[0]);
+                t.writersUser.add(now[1] - started[1]);
+            }
         }
     }
 

@@ -19,8 +19,9 @@ import org.htod.bench.store.DurableStores;
 /**
  * The tables of the durable-put benchmark ({@code DurablePutBenchmark}), from its JMH JSON: puts/s
  * for each store, value size and thread count; how many times faster each htod mode is than each
- * rival; how each store scales from one thread; and, from the {@code durable-io} lines the
- * benchmark leaves, how many puts each of htod's syncs carried.
+ * rival; how each store scales from one thread; and, from the lines the benchmark leaves, how
+ * many puts each of htod's syncs carried ({@code durable-io}), the processor time of a put
+ * ({@code durable-cpu}) and what the disk wrote for it ({@code durable-disk}).
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar org.htod.bench.report.DurableReport \
@@ -192,6 +193,30 @@ public final class DurableReport {
                         puts == 0 ? "–" : String.format(Locale.ROOT, "%,.0f", written / (double) puts), parkedShare(f)));
             }
         }
+        List<Map<String, String>> cpuTrials = trials(ioLines, "durable-cpu");
+        if (!cpuTrials.isEmpty()) {
+            b.append("\nProcessor time per put over each whole trial (warmup included), in microseconds: the whole"
+                    + " process's (every thread: a store's background threads, RocksDB's compactions, the collector and"
+                    + " the compilers too), the writer threads' (and of it in user mode: the rest is the kernel's, their"
+                    + " writes and syncs), htod's flusher's, and the rest of the process's. A store whose writers and"
+                    + " background threads together use about as many processors as the machine has is bound by them;"
+                    + " one far below is bound by its disk or by waiting:\n\n"
+                    + "| store | value B | threads | puts | process µs/put | writers µs/put | writers' user µs/put"
+                    + " | flusher µs/put | rest µs/put |\n"
+                    + "|---|---|---|---|---|---|---|---|---|\n");
+            for (Map<String, String> f : cpuTrials) {
+                long puts = Math.max(1, Long.parseLong(f.get("puts")));
+                long process = Long.parseLong(f.getOrDefault("processCpuNs", "0"));
+                long writers = Long.parseLong(f.getOrDefault("writersCpuNs", "0"));
+                long flusher = Long.parseLong(f.getOrDefault("flusherCpuNs", "0"));
+                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %.1f | %.1f | %.1f | %s | %.1f |%n",
+                        f.get("store"), f.get("valueSize"), f.get("threads"), Long.parseLong(f.get("puts")),
+                        process / 1e3 / puts, writers / 1e3 / puts,
+                        Long.parseLong(f.getOrDefault("writersUserNs", "0")) / 1e3 / puts,
+                        f.containsKey("flusherCpuNs") ? String.format(Locale.ROOT, "%.1f", flusher / 1e3 / puts) : "–",
+                        (process - writers - flusher) / 1e3 / puts));
+            }
+        }
         List<Map<String, String>> diskTrials = trials(ioLines, "durable-disk");
         if (!diskTrials.isEmpty()) {
             b.append("\nThe disk under each store over each whole trial (warmup, close and the writeback of what the"
@@ -222,13 +247,16 @@ public final class DurableReport {
         return all == 0 ? "–" : String.format(Locale.ROOT, "%.1f%%", 100.0 * parked / all);
     }
 
-    /** The fields of the lines of {@code kind} ({@code durable-io}, {@code durable-disk}) that name their store and puts. */
+    /**
+     * The fields of the lines of {@code kind} ({@code durable-io}, {@code durable-cpu}, {@code
+     * durable-disk}) that name their store and puts.
+     */
     static List<Map<String, String>> trials(List<String> lines, String kind) {
         return lines.stream().filter(l -> l.startsWith(kind + " ")).map(DurableReport::fields)
                 .filter(f -> f.containsKey("store") && f.containsKey("puts")).toList();
     }
 
-    /** The {@code key=value} fields of a {@code durable-io} or {@code durable-disk} line. */
+    /** The {@code key=value} fields of a {@code durable-io}, {@code durable-cpu} or {@code durable-disk} line. */
     static Map<String, String> fields(String line) {
         Map<String, String> f = new HashMap<>();
         for (String word : line.trim().split("\\s+")) {
