@@ -159,18 +159,19 @@ public class DurablePutBenchmark extends StoreBenchmark {
          * The {@code durable-cpu} line: the processor time of the trial, warmup included, up to the
          * close: the whole process's (every thread: the store's background threads, RocksDB's
          * compactions, the collector and the compilers too), the writer threads' in their
-         * iterations (and of it in user mode), and htod's flusher thread's where it has one.
+         * iterations (and of it in user mode), and htod's flusher thread's where it has one (and of
+         * it in user mode).
          */
         private void reportCpu(BenchmarkParams params) {
             long process = CpuTimes.process();
             if (processBefore < 0 || process < 0) {
                 return;
             }
-            long flusher = CpuTimes.threadsNamed("htod-flusher");
+            long[] flusher = CpuTimes.threadsNamed("htod-flusher");
             report(String.format(java.util.Locale.ROOT, "durable-cpu store=%s valueSize=%d threads=%d puts=%d"
                     + " processCpuNs=%d writersCpuNs=%d writersUserNs=%d%s", store, valueSize, params.getThreads(),
                     puts.sum(), process - processBefore, writersCpu.sum(), writersUser.sum(),
-                    flusher > 0 ? " flusherCpuNs=" + flusher : ""));
+                    flusher[0] > 0 ? " flusherCpuNs=" + flusher[0] + " flusherUserNs=" + flusher[1] : ""));
         }
 
         /**

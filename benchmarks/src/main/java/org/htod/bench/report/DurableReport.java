@@ -198,22 +198,22 @@ public final class DurableReport {
             b.append("\nProcessor time per put over each whole trial (warmup included), in microseconds: the whole"
                     + " process's (every thread: a store's background threads, RocksDB's compactions, the collector and"
                     + " the compilers too), the writer threads' (and of it in user mode: the rest is the kernel's, their"
-                    + " writes and syncs), htod's flusher's, and the rest of the process's. A store whose writers and"
+                    + " writes and syncs), htod's flusher's (and of it in user mode), and the rest of the process's. A store whose writers and"
                     + " background threads together use about as many processors as the machine has is bound by them;"
                     + " one far below is bound by its disk or by waiting:\n\n"
                     + "| store | value B | threads | puts | process µs/put | writers µs/put | writers' user µs/put"
-                    + " | flusher µs/put | rest µs/put |\n"
-                    + "|---|---|---|---|---|---|---|---|---|\n");
+                    + " | flusher µs/put | flusher's user µs/put | rest µs/put |\n"
+                    + "|---|---|---|---|---|---|---|---|---|---|\n");
             for (Map<String, String> f : cpuTrials) {
                 long puts = Math.max(1, Long.parseLong(f.get("puts")));
                 long process = Long.parseLong(f.getOrDefault("processCpuNs", "0"));
                 long writers = Long.parseLong(f.getOrDefault("writersCpuNs", "0"));
                 long flusher = Long.parseLong(f.getOrDefault("flusherCpuNs", "0"));
-                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %.1f | %.1f | %.1f | %s | %.1f |%n",
+                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %.1f | %.1f | %.1f | %s | %s | %.1f |%n",
                         f.get("store"), f.get("valueSize"), f.get("threads"), Long.parseLong(f.get("puts")),
                         process / 1e3 / puts, writers / 1e3 / puts,
                         Long.parseLong(f.getOrDefault("writersUserNs", "0")) / 1e3 / puts,
-                        f.containsKey("flusherCpuNs") ? String.format(Locale.ROOT, "%.1f", flusher / 1e3 / puts) : "–",
+                        perPut(f, "flusherCpuNs", puts), perPut(f, "flusherUserNs", puts),
                         (process - writers - flusher) / 1e3 / puts));
             }
         }
@@ -234,6 +234,11 @@ public final class DurableReport {
             }
         }
         return b.toString();
+    }
+
+    /** Field {@code key} of a line, in nanoseconds, as microseconds a put; "–" where the line has none. */
+    static String perPut(Map<String, String> f, String key, long puts) {
+        return f.containsKey(key) ? String.format(Locale.ROOT, "%.1f", Long.parseLong(f.get(key)) / 1e3 / puts) : "–";
     }
 
     /** Of the waits a line counts, the share that parked, as a percentage; "–" where it counts none. */

@@ -30,18 +30,23 @@ public final class CpuTimes {
         return new long[] {THREADS.getCurrentThreadCpuTime(), THREADS.getCurrentThreadUserTime()};
     }
 
-    /** Nanoseconds of processor time of the live threads whose names start with {@code prefix}, since each started. */
-    public static long threadsNamed(String prefix) {
+    /**
+     * Processor time of the live threads whose names start with {@code prefix}, since each started,
+     * and of it their time in user mode, in nanoseconds.
+     */
+    public static long[] threadsNamed(String prefix) {
         if (!THREADS.isThreadCpuTimeSupported()) {
-            return -1;
+            return new long[] {-1, -1};
         }
-        long sum = 0;
+        long cpu = 0;
+        long user = 0;
         for (ThreadInfo t : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
             if (t != null && t.getThreadName().startsWith(prefix)) {
-                long n = THREADS.getThreadCpuTime(t.getThreadId());
-                sum += Math.max(0, n); // -1: the thread ended meanwhile
+                // -1: the thread ended meanwhile
+                cpu += Math.max(0, THREADS.getThreadCpuTime(t.getThreadId()));
+                user += Math.max(0, THREADS.getThreadUserTime(t.getThreadId()));
             }
         }
-        return sum;
+        return new long[] {cpu, user};
     }
 }
