@@ -9,10 +9,10 @@ import org.htod.core.log.Log;
 
 /**
  * The flusher thread of a write layer, and when it works: it installs the write buffer into the
- * tables when the buffer or the log fills, or once the writers have been quiet for a second, and
- * drains the buffer whole on close; it keeps the doublings going and takes the checkpoints that
- * let the log's space be reused (the work itself is {@link Installs}'s); at durability ASYNC it
- * syncs the log every interval. When the device fails it retries, and writers that need room get the error instead
+ * tables when the buffer or the log fills, or after a second idle, and drains the buffer whole on
+ * close; it keeps the doublings going and takes the checkpoints that let the log's space be
+ * reused (the work itself is {@link Installs}'s); at durability ASYNC it syncs the log every
+ * interval. When the device fails it retries, and writers that need room get the error instead
  * of waiting; when it meets damage or a closed device it stops for good.
  *
  * <p>Locks: none of its own but {@link #signal}'s monitor, on which it sleeps between rounds and
@@ -111,34 +111,8 @@ final class Flusher {
         return layer.closing() || overHighWater();
     }
 
-    /**
-     * How long the log must stay where it is, no record appended to it, before the flusher takes
-     * the writers for quiet and installs everything buffered: a steady writer below the high-water
-     * marks is left to the buffer, which absorbs its changes of the same keys (at 2,000 puts a
-     * second, a 64 MiB log reaches its third after 40 seconds, where a round a second installed each
-     * hot key once a second), while one that pauses has its changes installed and checkpointed soon.
-     */
-    static final long QUIET_NANOS = 1_000_000_000L;
-
-    /**
-     * Whether the log is due a sync of its own: at ASYNC once an interval; at NONE once a second,
-     * which the rounds a second apart gave before the flusher waited for the writers to be quiet
-     * (a process that dies loses about a second of writes, as the durability table says, though
-     * NONE promises nothing).
-     */
-    private boolean periodicSyncDue() {
-        long since = System.nanoTime() - lastAsyncSync;
-        return switch (options.durability()) {
-            case ASYNC -> since > options.syncIntervalMillis() * 1_000_000L;
-            case NONE -> since > QUIET_NANOS;
-            case SYNC -> false;
-        };
-    }
-
     private void loop() {
-        // since when the log has not moved (the round's own records do not count)
-        long quietSince = System.nanoTime();
-        long endSeen = log.end();
+        long idleSince = System.nanoTime();
         while (true) {
             try {
                 synchronized (signal) {
@@ -147,7 +121,8 @@ final class Flusher {
                         signal.wait(wait);
                     }
                 }
-                if (periodicSyncDue()) {
+                if (options.durability() == WriteLayer.Durability.ASYNC
+                        && System.nanoTime() - lastAsyncSync > options.syncIntervalMillis() * 1_000_000L) {
                     lastAsyncSync = System.nanoTime();
                     if (!log.failed()) {
                         log.sync();
@@ -156,12 +131,7 @@ final class Flusher {
                 if (installs.replaced.worthASync(mob.capacity())) {
                     installs.replaced.syncAndGiveBack();
                 }
-                long end = log.end();
-                if (end != endSeen) {
-                    endSeen = end;
-                    quietSince = System.nanoTime();
-                }
-                boolean idle = System.nanoTime() - quietSince > QUIET_NANOS;
+                boolean idle = System.nanoTime() - idleSince > 1_000_000_000L;
                 if (layer.closing() || idle || overHighWater()) {
                     // A pass that installs "everything" installs what was buffered when it began:
                     // chasing a steady writer instead would never end, and would install a few
@@ -189,8 +159,7 @@ final class Flusher {
                     } else {
                         installs.checkpointIfLogFills();
                     }
-                    quietSince = System.nanoTime();
-                    endSeen = log.end();
+                    idleSince = System.nanoTime();
                 }
                 if (failure != null) {
                     failure = null;

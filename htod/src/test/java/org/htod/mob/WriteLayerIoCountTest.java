@@ -133,82 +133,32 @@ class WriteLayerIoCountTest {
     }
 
     /**
-     * A writer that never pauses, below the high-water marks: the flusher leaves its changes to
-     * the buffer while it writes, so that later changes of its keys are absorbed, and installs
-     * them in large batches once it has been quiet for a second. A round each second since the
-     * last, as the flusher ran before, installed each of its 100 keys every second (about 300
-     * keys in 2.5 seconds and the pause); a round that chased the writer instead never ended,
-     * installing the few keys written during each install, every one a sync and a log record.
+     * A writer that never pauses, across the flusher's periodic passes: each pass installs what
+     * was buffered when it began, in large batches. A pass that chased the writer instead never
+     * ended, installing the few keys written during each install, every one a sync and a log
+     * record of its own, with nothing left to absorb.
      */
     @Test
-    void aSteadyWriterIsLeftToTheBufferUntilItPauses() throws InterruptedException {
+    void aSteadyWriterIsInstalledInLargeBatchesNotChased() {
         CountingDevice dev = new CountingDevice(new SlowSync(new MemoryDevice()));
         HtodStore s = Htod.builder(dev).grain(64).logSize(16 << 20).durability(Durability.SYNC).open();
         HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
         WriteLayer layer = LogStores.layer(s);
-        WriteLayer.Stats st = layer.stats();
-        long installsBefore = st.installs;
-        long keysBefore = st.installedKeys;
-        // Long enough for two rounds a second apart, had the flusher kept to them.
+        long installsBefore = layer.stats().installs;
+        // Long enough for at least two periodic passes (one a second after the last).
         long until = System.nanoTime() + 2_500_000_000L;
         int puts = 0;
         while (System.nanoTime() < until) {
-            m.put("k" + puts % 100, "v" + puts);
+            m.put("k" + puts % 5000, "v" + puts);
             puts++;
         }
-        long keysWhileWriting = st.installedKeys - keysBefore;
-        // quiet now: the flusher installs what is buffered a second or so later
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (layer.figures().bufferedKeys() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        WriteLayer.Stats st = layer.stats();
         long installs = st.installs - installsBefore;
-        long keys = st.installedKeys - keysBefore;
-        String report = puts + " puts of 100 keys at SYNC in 2.5 s: " + keysWhileWriting + " keys installed while"
-                + " writing; after the pause " + installs + " installs of " + keys + " keys in all, " + dev.counts().syncs()
-                + " syncs";
+        String report = puts + " puts at SYNC in 2.5 s: " + installs + " installs of " + st.installedKeys + " keys, "
+                + dev.counts().syncs() + " syncs";
         System.out.println("WriteLayerIoCountTest: " + report);
-        assertEquals(0, layer.figures().bufferedKeys(), "the quiet flusher installed nothing: " + report);
-        // one round at most while it wrote (a pause of a second in the test's own thread, a collector's)
-        assertTrue(keysWhileWriting <= 100, "the flusher installed the keys of a steady writer: " + report);
-        assertTrue(keys >= 100 && keys <= 200, report);
-        assertTrue(installs <= 4, report);
-        assertEquals(100, m.size());
-        LogStores.closeQuietly(s);
-    }
-
-    /**
-     * At NONE a writer that never pauses still has its records written and synced about once a
-     * second: the flusher syncs the log itself (its rounds a second apart did that before it
-     * waited for the writers to be quiet), though NONE promises nothing before {@code sync()}.
-     */
-    @Test
-    void aSteadyWriterAtNoneHasItsLogSyncedAboutOnceASecond() {
-        CountingDevice dev = new CountingDevice(new MemoryDevice());
-        HtodStore s = Htod.builder(dev).grain(64).logSize(16 << 20).durability(Durability.NONE).open();
-        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
-        WriteLayer layer = LogStores.layer(s);
-        m.put("k0", "v0");
-        long firstEnd = layer.log.end();
-        long syncsBefore = dev.counts().syncs();
-        // a put every half millisecond for 2.5 s: far below the marks that bring a round
-        long until = System.nanoTime() + 2_500_000_000L;
-        int puts = 1;
-        long installsWhenDurable = -1;
-        while (System.nanoTime() < until) {
-            m.put("k" + puts % 100, "v" + puts);
-            puts++;
-            if (installsWhenDurable < 0 && layer.log.durable() >= firstEnd) {
-                installsWhenDurable = layer.stats().installs;
-            }
-            java.util.concurrent.locks.LockSupport.parkNanos(500_000);
-        }
-        long syncs = dev.counts().syncs() - syncsBefore;
-        String report = puts + " puts at NONE in 2.5 s: " + syncs + " device syncs, " + layer.stats().installs
-                + " installs, the first put's record durable with " + installsWhenDurable + " installs made";
-        System.out.println("WriteLayerIoCountTest: " + report);
-        assertEquals(0, installsWhenDurable, "the first record became durable by an install, or never: " + report);
-        assertTrue(syncs >= 1 && syncs <= 6, report);
+        assertTrue(installs >= 1, "a periodic pass installed nothing: " + report);
+        assertTrue(installs <= 10, report);
         LogStores.closeQuietly(s);
     }
 
@@ -225,8 +175,8 @@ class WriteLayerIoCountTest {
     @Test
     void aLoneWriterFillingTheLogIsNotChasedBetweenCheckpoints() {
         CountingDevice dev = new CountingDevice(new SlowSync(new MemoryDevice()));
-        // With a sync a millisecond, a quarter of this log takes the writer over a second: the
-        // log's marks, not a pause, bring the rounds.
+        // With a sync a millisecond, a quarter of this log takes the writer over a second, so
+        // periodic passes (one a second after the last) come while the log fills.
         HtodStore s = Htod.builder(dev).grain(64).logSize(8 << 20).durability(Durability.SYNC).open();
         HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
         WriteLayer layer = LogStores.layer(s);
