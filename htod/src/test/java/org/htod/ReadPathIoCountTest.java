@@ -110,15 +110,15 @@ class ReadPathIoCountTest {
             assertEquals(1, miss.reads(), "the entry whole in one read: " + miss);
             IoCounts hit = cost(dev, () -> assertArrayEquals(value(5, 12_000), m.get("mid")));
             assertEquals(0, hit.reads(), "cached whole: " + hit);
-            // past the largest read whole on a miss (256 KiB): the first page, then the rest
+            // past the largest read whole on a miss (256 KiB): its fields and key, then the rest
             IoCounts bigMiss = cost(dev, () -> assertArrayEquals(value(9, 300_000), m.get("big")));
-            assertEquals(2, bigMiss.reads(), "the first page, then the rest: " + bigMiss);
+            assertEquals(2, bigMiss.reads(), "its first bytes, then the rest: " + bigMiss);
             IoCounts bigHit = cost(dev, () -> assertArrayEquals(value(9, 300_000), m.get("big")));
             assertEquals(0, bigHit.reads(), "cached whole since: " + bigHit);
             m.get("over");
             IoCounts over = cost(dev, () -> assertArrayEquals(value(6, 400_000), m.get("over")));
-            assertEquals(1, over.reads(), "past the limit only the first page is kept: " + over);
-            assertTrue(over.bytesRead() < 400_000, "only the value past the first page: " + over);
+            assertEquals(1, over.reads(), "past the limit only its first bytes are kept: " + over);
+            assertTrue(over.bytesRead() < 400_000, "only the value past its first bytes: " + over);
         }
     }
 

@@ -8,7 +8,9 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.htod.bench.store.CpuTimes;
@@ -103,9 +105,11 @@ public class DurablePutBenchmark extends StoreBenchmark {
         byte[][] keys;
         byte[][] values;
         final LongAdder puts = new LongAdder();
-        /** The writer threads' processor time in their iterations, and of it their time in user mode (ns). */
-        final LongAdder writersCpu = new LongAdder();
-        final LongAdder writersUser = new LongAdder();
+        /**
+         * Each writer thread's id and its processor time and time in user mode (ns) when its trial
+         * began: the trial's teardown reads their times again, while the threads are still alive.
+         */
+        final Queue<long[]> writers = new ConcurrentLinkedQueue<>();
         /** The process's processor time when the store had opened (ns), or -1 where the JVM does not count it. */
         private long processBefore = -1;
         private Path dir;
@@ -140,13 +144,21 @@ public class DurablePutBenchmark extends StoreBenchmark {
         @TearDown(Level.Trial)
         public void closeAndDelete(BenchmarkParams params) {
             try {
-                String io = DurableStores.ioSummary(kv, puts.sum());
+                String io;
+                String cpu;
+                try {
+                    io = DurableStores.ioSummary(kv, puts.sum());
+                    cpu = cpuLine(params);
+                } finally {
+                    kv.close(); // before anything that may fail to report: an open store is never deleted
+                }
                 if (io != null) {
                     report("durable-io store=" + store + " valueSize=" + valueSize + " threads=" + params.getThreads()
                             + " " + io);
                 }
-                reportCpu(params);
-                kv.close();
+                if (cpu != null) {
+                    report(cpu);
+                }
                 reportDisk(params);
             } finally {
                 kv = null;
@@ -156,22 +168,31 @@ public class DurablePutBenchmark extends StoreBenchmark {
         }
 
         /**
-         * The {@code durable-cpu} line: the processor time of the trial, warmup included, up to the
-         * close: the whole process's (every thread: the store's background threads, RocksDB's
-         * compactions, the collector and the compilers too), the writer threads' in their
-         * iterations (and of it in user mode), and htod's flusher thread's where it has one (and of
-         * it in user mode).
+         * The {@code durable-cpu} line, or null where the JVM does not count processor time: the
+         * processor time of the trial, warmup included, up to the close: the whole process's (every
+         * thread: the store's background threads, RocksDB's compactions, the collector and the
+         * compilers too), the writer threads' since their trial began (and of it in user mode), and
+         * htod's flusher thread's where it has one (and of it in user mode).
          */
-        private void reportCpu(BenchmarkParams params) {
+        private String cpuLine(BenchmarkParams params) {
             long process = CpuTimes.process();
             if (processBefore < 0 || process < 0) {
-                return;
+                return null;
+            }
+            long cpu = 0;
+            long user = 0;
+            for (long[] w : writers) {
+                long[] now = CpuTimes.thread(w[0]);
+                if (now[0] >= 0 && w[1] >= 0) {
+                    cpu += now[0] - w[1];
+                    user += now[1] - w[2];
+                }
             }
             long[] flusher = CpuTimes.threadsNamed("htod-flusher");
-            report(String.format(java.util.Locale.ROOT, "durable-cpu store=%s valueSize=%d threads=%d puts=%d"
+            return String.format(java.util.Locale.ROOT, "durable-cpu store=%s valueSize=%d threads=%d puts=%d"
                     + " processCpuNs=%d writersCpuNs=%d writersUserNs=%d%s", store, valueSize, params.getThreads(),
-                    puts.sum(), process - processBefore, writersCpu.sum(), writersUser.sum(),
-                    flusher[0] > 0 ? " flusherCpuNs=" + flusher[0] + " flusherUserNs=" + flusher[1] : ""));
+                    puts.sum(), process - processBefore, cpu, user,
+                    flusher[0] > 0 ? " flusherCpuNs=" + flusher[0] + " flusherUserNs=" + flusher[1] : "");
         }
 
         /**
@@ -211,29 +232,17 @@ public class DurablePutBenchmark extends StoreBenchmark {
         }
     }
 
-    /** Each writer thread's own choice of keys and values, and its processor time in each iteration. */
+    /** Each writer thread's own choice of keys and values. */
     @State(Scope.Thread)
     public static class Writer {
         SplittableRandom random;
-        private long[] started;
 
         @Setup(Level.Trial)
-        public void seed(ThreadParams thread) {
+        public void seed(ThreadParams thread, Target t) {
             random = new SplittableRandom(0x4455_5241_424CL + thread.getThreadIndex());
-        }
-
-        @Setup(Level.Iteration)
-        public void startClock() {
-            started = CpuTimes.currentThread();
-        }
-
-        @TearDown(Level.Iteration)
-        public void stopClock(Target t) {
-            long[] now = CpuTimes.currentThread();
-            if (started[0] >= 0 && now[0] >= 0) {
-                t.writersCpu.add(now[0] - started[0]);
-                t.writersUser.add(now[1] - started[1]);
-            }
+            long id = Thread.currentThread().getId();
+            long[] now = CpuTimes.thread(id);
+            t.writers.add(new long[] {id, now[0], now[1]});
         }
     }
 

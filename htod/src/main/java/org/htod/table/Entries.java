@@ -56,9 +56,10 @@ final class Entries {
     static final int MAX_VALUE = 256 * 1024 * 1024;
 
     /**
-     * Bytes read first when following a chain: the fixed fields and, for entries up to a page,
-     * key and value, so that a lookup reads such an entry once. A page costs the page cache no
-     * more than 512 bytes do.
+     * Largest block read whole on a miss when its value is not wanted (a larger one gives its
+     * first {@code EntryLoader.HEAD_READ} bytes): the fixed fields, key and value of an entry up
+     * to a page, so that a lookup reads such an entry once. A page costs the page cache no more
+     * than 512 bytes do.
      */
     static final int PREFIX = 4096;
 

@@ -233,10 +233,10 @@ final class EntryCache {
     }
 
     /**
-     * Largest block whose bytes are cached whole, not only their first page: a 128th of the least
+     * Largest block whose bytes are cached whole, not only their first bytes: a 128th of the least
      * the entries hold (what the slots leave when they fill their whole budget), half a part's
      * share, so that one block never takes a part's share alone. Below a page for the smallest
-     * caches (entries under 512 KiB), where only first pages are kept.
+     * caches (entries under 512 KiB), where only first bytes are kept.
      */
     int wholeLimit() {
         return wholeLimit;
@@ -283,7 +283,7 @@ final class EntryCache {
 
     /**
      * Caches {@code prefix}, which the cache owns from now on (the caller does not write it again);
-     * it replaces a shorter copy of the same block (its first page, where {@code prefix} is the
+     * it replaces a shorter copy of the same block (its first bytes, where {@code prefix} is the
      * block read whole). The caller holds a view lock of the block's stripe, as for every read of
      * an entry, so no {@code next} rewrite runs meanwhile and both copies hold the same bytes.
      */

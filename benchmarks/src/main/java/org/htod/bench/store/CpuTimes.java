@@ -22,12 +22,15 @@ public final class CpuTimes {
                 ? os.getProcessCpuTime() : -1;
     }
 
-    /** The calling thread's processor time and, of it, its time in user mode, in nanoseconds. */
-    public static long[] currentThread() {
-        if (!THREADS.isCurrentThreadCpuTimeSupported()) {
+    /**
+     * The processor time of the thread with id {@code id} and, of it, its time in user mode, in
+     * nanoseconds; -1 where it has ended or the JVM does not count it.
+     */
+    public static long[] thread(long id) {
+        if (!THREADS.isThreadCpuTimeSupported()) {
             return new long[] {-1, -1};
         }
-        return new long[] {THREADS.getCurrentThreadCpuTime(), THREADS.getCurrentThreadUserTime()};
+        return new long[] {THREADS.getThreadCpuTime(id), THREADS.getThreadUserTime(id)};
     }
 
     /**
