@@ -2,6 +2,7 @@ package org.htod.mob;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -166,7 +167,7 @@ final class Installs {
         for (int i = 0; i < n; i++) {
             keys[i] = Long.reverse(batch.get(i).hash) >> PLACE_BITS << PLACE_BITS | i;
         }
-        java.util.Arrays.sort(keys);
+        Arrays.sort(keys);
         List<Mob.Pending> sorted = new ArrayList<>(n);
         for (long k : keys) {
             sorted.add(batch.get((int) (k & ((1 << PLACE_BITS) - 1))));

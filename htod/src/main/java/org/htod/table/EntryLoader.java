@@ -121,8 +121,9 @@ final class EntryLoader {
      * holds at most a page, else its first {@link #HEAD_READ} bytes; with {@code whole}, the whole
      * entry in that one read when it is at most {@link #WHOLE_READ} bytes) and checks what they
      * hold before anything is used: the head CRC over fields and key (reading the rest of a long
-     * key first), the check of {@code next}, the value CRC when the value is there too. Only checked bytes enter the cache, so a hit is not checked again: a
-     * cache hit costs no device read and no checksum.
+     * key first), the check of {@code next}, the value CRC when the value is there too. Only
+     * checked bytes enter the cache, so a hit is not checked again: a cache hit costs no device
+     * read and no checksum.
      */
     Loaded load(long handle, boolean whole) {
         checkLink(handle);

@@ -594,15 +594,13 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         final int placedHeadCrc;
 
         public Item(byte[] key, byte[] value, long expiry, long version) {
-            this(key, value, expiry, version, 0, 0);
+            this(key, Hashing.hash(key), value, expiry, version, 0, 0);
         }
 
-        /** A put whose entry (of this version and expiry) its writer placed in block {@code placed} already. */
-        public Item(byte[] key, byte[] value, long expiry, long version, long placed, int placedHeadCrc) {
-            this(key, Hashing.hash(key), value, expiry, version, placed, placedHeadCrc);
-        }
-
-        /** {@link #Item(byte[], byte[], long, long, long, int)} of a key whose {@link Hashing#hash} the caller has. */
+        /**
+         * A put of a key whose {@link Hashing#hash} the caller has; {@code placed} is the block its
+         * writer placed the entry (of this version and expiry) in already, or 0.
+         */
         public Item(byte[] key, long hash, byte[] value, long expiry, long version, long placed, int placedHeadCrc) {
             this.key = key;
             this.value = value;

@@ -6,7 +6,7 @@ import java.lang.management.ThreadMXBean;
 
 /**
  * Processor time, as the JVM counts it: the whole process's (every thread, those the JVM did not
- * start included: RocksDB's compactions, the collector, the compilers), the calling thread's, and
+ * start included: RocksDB's compactions, the collector, the compilers), a thread's by its id, and
  * that of the live threads whose names begin alike (htod's flusher). Where a trial's time goes,
  * beside its puts: a store bound by its processors and one bound by its disk both make fewer puts,
  * and only this tells them apart. Each figure is -1 where the JVM cannot count it.
