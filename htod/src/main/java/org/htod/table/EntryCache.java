@@ -34,18 +34,20 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <h2>The index</h2>
  *
- * Each part finds its nodes through an open-addressing table of node references (linear probing,
- * at most half full), read without a lock. A lookup costs the table slot and the node, where a
- * {@code ConcurrentHashMap<Long, Node>} cost its bin, its own node and a boxed key as well: each a
- * cache miss once the nodes outnumber the processor's caches, and two objects allocated per
- * insertion (gets at a million entries: docs/READ-PATH.md). Writers (under the part's lock)
- * publish slots with release stores and readers load them with acquire loads, and a reader
- * compares the node's handle with its own, so a lookup never returns another handle's node. A
- * removal closes its gap by moving later nodes of the probe run back (no tombstones); a reader
- * racing with that, or with a resize (which publishes the new table, then empties the old one),
- * may miss a node that is there: a false miss, which costs a device read and nothing else. It can
- * never find a node that a removal finished taking out: a node sits in one slot until a removal
- * overwrites it there, and a resize empties the old table before it lets the lock go.
+ * Each part finds its nodes through an open-addressing index (linear probing, at most half full)
+ * of two arrays, the slots' handles and their nodes, read without a lock. A lookup compares
+ * handles in one array, where consecutive probes share a cache line, and touches one node, the
+ * one it finds; a {@code ConcurrentHashMap<Long, Node>} cost its bin, its own node and a boxed key
+ * as well, each a cache miss once the nodes outnumber the processor's caches, and two objects
+ * allocated per insertion (gets at a million entries: docs/READ-PATH.md). Writers (under the
+ * part's lock) publish slots with release stores and readers load them with acquire loads, and a
+ * reader compares the node's handle with its own, so a lookup never returns another handle's
+ * node. A removal closes its gap by moving later slots of the probe run back (no tombstones); a
+ * reader racing with that, or with a resize (which publishes the new index, then empties the old
+ * one), may miss a node that is there: a false miss, which costs a device read and nothing else.
+ * It can never find a node that a removal finished taking out: a node sits in one slot until a
+ * removal overwrites it there, and a resize empties the old index before it lets the lock go.
+ * Handle 0 marks an empty slot; no block has it (a handle holds its block's size, never 0).
  */
 final class EntryCache {
     private static final int PARTS = 64;
@@ -54,6 +56,7 @@ final class EntryCache {
     /** Slots of a part's index when it is created, and the least it shrinks to. */
     private static final int MIN_SLOTS = 16;
     private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Node[].class);
+    private static final VarHandle HANDLE = MethodHandles.arrayElementVarHandle(long[].class);
     private final Part[] parts;
     private final boolean enabled;
     /** Bytes of the cache and of the slots beside it: the entry cache holds what the slots leave. */
@@ -81,35 +84,59 @@ final class EntryCache {
     }
 
     /**
+     * A part's index: the handles of its slots (0: empty), which a lookup and a gap's closing
+     * compare and rehash without touching the nodes, and the node of each. Two arrays, not nodes
+     * alone: each node compared was a cache miss of its own, and closing a removal's gap read
+     * every node after it in its probe run (at 64 writers of 200-byte values the flusher spent
+     * about 8% of its processor time in those reads, its drops and chain walks). Replaced whole by
+     * a resize.
+     */
+    private static final class Index {
+        final long[] handles;
+        final Node[] nodes;
+
+        Index(int slots) {
+            handles = new long[slots];
+            nodes = new Node[slots];
+        }
+    }
+
+    /**
      * One part: its index and its eviction state. Every field is guarded by the part's monitor,
-     * but {@link #table}, which readers also load (see the class comment).
+     * but {@link #index}, which readers also load (see the class comment).
      */
     private static final class Part {
         long bytes;
         final ArrayDeque<Node> queue = new ArrayDeque<>();
         /** Nodes in {@link #queue} no longer in the index (dropped), left there until a walk or a compaction meets them. */
         int stale;
-        /** The index: node references by {@link #slot}, linear probing, at most half full; replaced whole by a resize. */
-        volatile Node[] table = new Node[MIN_SLOTS];
-        /** Nodes in {@link #table}. */
+        /** The index: linear probing, at most half full; replaced whole by a resize. */
+        volatile Index index = new Index(MIN_SLOTS);
+        /** Nodes in {@link #index}. */
         int count;
 
         /** The node of {@code handle}, or null; no lock. May miss a node being moved (see the class comment). */
         Node find(long handle) {
-            return find(table, handle);
+            return find(index, handle);
         }
 
-        /** {@link #find(long)} in {@code t}, which may be a table a resize has replaced since it was loaded. */
-        static Node find(Node[] t, long handle) {
-            int mask = t.length - 1;
+        /**
+         * {@link #find(long)} in {@code x}, which may be an index a resize has replaced since it
+         * was loaded. A slot's node is written before its handle, and a handle found is checked
+         * against its node's own: a node moved meanwhile is a false miss, never another's node.
+         */
+        static Node find(Index x, long handle) {
+            long[] h = x.handles;
+            int mask = h.length - 1;
             int i = slot(handle, mask);
             for (int probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
-                Node n = (Node) SLOT.getAcquire(t, i);
-                if (n == null) {
+                long at = (long) HANDLE.getAcquire(h, i);
+                if (at == 0) {
                     return null;
                 }
-                if (n.handle == handle) {
-                    return n;
+                if (at == handle) {
+                    Node n = (Node) SLOT.getAcquire(x.nodes, i);
+                    return n != null && n.handle == handle ? n : null;
                 }
             }
             return null;
@@ -117,82 +144,91 @@ final class EntryCache {
 
         /** Adds {@code n}, whose handle is not in the index; the caller holds the monitor. */
         void insert(Node n) {
-            if (2 * (count + 1) > table.length) {
-                resize(table.length * 2);
+            if (2 * (count + 1) > index.handles.length) {
+                resize(index.handles.length * 2);
             }
-            place(table, n);
+            place(index, n);
             count++;
         }
 
-        /** Takes {@code n} out, if the index holds it, closing the gap; the caller holds the monitor. */
-        boolean remove(Node n) {
-            Node[] t = table;
-            int mask = t.length - 1;
-            int i = slot(n.handle, mask);
+        /** Takes out the node of {@code handle}, if the index holds one, closing the gap; returns it. The caller holds the monitor. */
+        Node remove(long handle) {
+            Index x = index;
+            long[] h = x.handles;
+            int mask = h.length - 1;
+            int i = slot(handle, mask);
             for (int probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
-                Node at = t[i];
-                if (at == null) {
-                    return false;
+                long at = h[i];
+                if (at == 0) {
+                    return null;
                 }
-                if (at == n) {
-                    closeGap(t, i);
+                if (at == handle) {
+                    Node n = x.nodes[i];
+                    closeGap(x, i);
                     count--;
-                    if (count * 8 < t.length && t.length > MIN_SLOTS) {
-                        resize(t.length / 2);
+                    if (count * 8 < h.length && h.length > MIN_SLOTS) {
+                        resize(h.length / 2);
                     }
-                    return true;
+                    return n;
                 }
             }
-            return false;
+            return null;
         }
 
         /**
-         * Empties slot {@code gap} of {@code t}: each later node of the probe run whose home slot
+         * Empties slot {@code gap} of {@code x}: each later node of the probe run whose home slot
          * is not between the gap and itself (cyclically) moves into the gap, which moves to where
          * it was; the last gap is emptied. A moved node is in its new slot before its old one is
-         * written, so it is never absent from both.
+         * written, so it is never absent from both; in a slot, the node is written before the
+         * handle when one arrives, and after it when the slot empties.
          */
-        private static void closeGap(Node[] t, int gap) {
-            int mask = t.length - 1;
+        private static void closeGap(Index x, int gap) {
+            long[] h = x.handles;
+            int mask = h.length - 1;
             int j = gap;
             while (true) {
                 j = (j + 1) & mask;
-                Node n = t[j];
-                if (n == null) {
+                long at = h[j];
+                if (at == 0) {
                     break;
                 }
-                int home = slot(n.handle, mask);
+                int home = slot(at, mask);
                 boolean stays = gap <= j ? gap < home && home <= j : gap < home || home <= j;
                 if (!stays) {
-                    SLOT.setRelease(t, gap, n);
+                    SLOT.setRelease(x.nodes, gap, x.nodes[j]);
+                    HANDLE.setRelease(h, gap, at);
                     gap = j;
                 }
             }
-            SLOT.setRelease(t, gap, (Node) null);
+            HANDLE.setRelease(h, gap, 0L);
+            SLOT.setRelease(x.nodes, gap, (Node) null);
         }
 
-        /** A table of {@code slots} holding every node, published; then the old one emptied (see the class comment). */
+        /** An index of {@code slots} holding every node, published; then the old one emptied (see the class comment). */
         private void resize(int slots) {
-            Node[] old = table;
-            Node[] t = new Node[Math.max(MIN_SLOTS, slots)];
-            for (Node n : old) {
+            Index old = index;
+            Index x = new Index(Math.max(MIN_SLOTS, slots));
+            for (Node n : old.nodes) {
                 if (n != null) {
-                    place(t, n);
+                    place(x, n);
                 }
             }
-            table = t;
-            for (int i = 0; i < old.length; i++) {
-                SLOT.setRelease(old, i, (Node) null);
+            index = x;
+            for (int i = 0; i < old.handles.length; i++) {
+                HANDLE.setRelease(old.handles, i, 0L);
+                SLOT.setRelease(old.nodes, i, (Node) null);
             }
         }
 
-        private static void place(Node[] t, Node n) {
-            int mask = t.length - 1;
+        private static void place(Index x, Node n) {
+            long[] h = x.handles;
+            int mask = h.length - 1;
             int i = slot(n.handle, mask);
-            while (t[i] != null) {
+            while (h[i] != 0) {
                 i = (i + 1) & mask;
             }
-            SLOT.setRelease(t, i, n);
+            SLOT.setRelease(x.nodes, i, n);
+            HANDLE.setRelease(h, i, n.handle);
         }
     }
 
@@ -288,8 +324,8 @@ final class EntryCache {
      * an entry, so no {@code next} rewrite runs meanwhile and both copies hold the same bytes.
      */
     void put(long handle, byte[] prefix) {
-        if (!enabled) {
-            return;
+        if (!enabled || handle == 0) {
+            return; // 0 marks an empty slot of the index; no block has it
         }
         Part p = part(handle);
         synchronized (p) {
@@ -336,7 +372,7 @@ final class EntryCache {
                 n.referenced = false;
                 p.queue.add(n);
             } else {
-                p.remove(n);
+                p.remove(n.handle); // a mapped node: the index holds it, and no other of its handle
                 n.mapped = false;
                 count(p, -(n.bytes.length + OVERHEAD));
             }
@@ -374,11 +410,10 @@ final class EntryCache {
         }
         Part p = part(handle);
         synchronized (p) {
-            Node n = p.find(handle); // under the monitor: no resize or removal runs, so no false miss
+            Node n = p.remove(handle); // under the monitor: no resize or removal runs, so no false miss
             if (n == null) {
                 return;
             }
-            p.remove(n);
             n.mapped = false;
             count(p, -(n.bytes.length + OVERHEAD));
             if (++p.stale > 64 && p.stale > p.queue.size() / 2) {
@@ -393,7 +428,7 @@ final class EntryCache {
         long b = 0;
         for (Part p : parts) {
             synchronized (p) {
-                for (Node n : p.table) {
+                for (Node n : p.index.nodes) {
                     if (n != null) {
                         b += n.bytes.length + OVERHEAD;
                     }
@@ -405,12 +440,12 @@ final class EntryCache {
 
     /** The index of {@code handle}'s part as it is now: for tests of readers that loaded it before a resize. */
     Object indexOf(long handle) {
-        return part(handle).table;
+        return part(handle).index;
     }
 
     /** A lookup through {@code index} (from {@link #indexOf}), as a reader that loaded it earlier goes on: for tests. */
     byte[] getThrough(Object index, long handle) {
-        Node n = Part.find((Node[]) index, handle);
+        Node n = Part.find((Index) index, handle);
         return n == null ? null : n.bytes;
     }
 

@@ -57,7 +57,7 @@ public final class Heap implements AutoCloseable {
      * a status write alone would mark the older, larger extent allocated, while the full header
      * (same stamp, same remainder note) defines the extent by itself.
      */
-    final java.util.Map<Long, FreshExtent> fresh = new java.util.HashMap<>();
+    final FreshExtents fresh = new FreshExtents();
 
     record FreshExtent(long stamp, long remainder, int listId, long next) {}
     /** With this many fresh extents waiting, allocation syncs by itself so that freed space is reused. */
