@@ -87,7 +87,8 @@ final class Installs {
             }
             List<Mob.Pending> batch = inBucketOrder(oldest);
             Mob.Value[] took = new Mob.Value[batch.size()];
-            mob.eachUnderLock(batch, i -> took[i] = mob.take(batch.get(i)));
+            long[] lockOrder = mob.lockOrder(batch);
+            mob.eachUnderLock(lockOrder, i -> took[i] = mob.take(batch.get(i)));
             Map<Long, List<HashtableOnDisk.Item>> items = new HashMap<>();
             for (int i = 0; i < took.length; i++) {
                 Mob.Pending p = batch.get(i);
@@ -124,11 +125,15 @@ final class Installs {
                         unlinked[i] = block;
                     }
                 }
-                mob.eachUnderLock(batch, i -> mob.abandoned(batch.get(i), unlinked[i]));
+                mob.eachUnderLock(lockOrder, i -> mob.abandoned(batch.get(i), unlinked[i]));
                 throw e;
             }
             replaced.releaseDurable(); // the commit made every record before it durable
-            mob.eachUnderLock(batch, i -> mob.installed(batch.get(i), took[i]));
+            try {
+                mob.eachUnderLock(lockOrder, i -> mob.installed(batch.get(i), took[i]));
+            } finally {
+                mob.dequeueLeft(oldest); // in the queue's order, as oldest() listed them
+            }
             mob.roomMade();
             stats.installs++;
             stats.installedKeys += batch.size();
