@@ -180,6 +180,75 @@ class RelogBatchTest {
     }
 
     /**
+     * The write that carries a relog unit of several parts fails while the store runs, after its
+     * first bytes reached the disk: none of them, each eighth of the unit (inside its first part,
+     * between two parts, inside the last) and all of it. The keys it carried count as durable only
+     * once a write that holds the unit's last part is synced, so the next heal logs every one of
+     * them again; after a sync and a power cut that keeps nothing else, each key holds its latest
+     * value, whatever the failed write left behind it.
+     */
+    @Test
+    void aRelogWhoseWriteFailsBetweenItsPartsIsLoggedAgainWhole() {
+        String v = "x".repeat(1200);
+        for (int eighths = 0; eighths <= 8; eighths++) {
+            MemoryDevice disk = new MemoryDevice();
+            CrashDevice crash = new CrashDevice(disk);
+            Writes writes = new Writes(crash);
+            FaultyDevice faults = new FaultyDevice(writes);
+            HtodStore s = Htod.builder(faults).grain(64).logSize(128 << 10).placeValuesFrom(0).bufferSize(64 << 20)
+                    .durability(Durability.NONE).open();
+            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            s.sync();
+            long before = LogStores.layer(s).log.end();
+            try (WriteBatch b = s.batch()) {
+                for (int i = 0; i < 10; i++) {
+                    b.put(m, "b" + i, "A" + v);
+                }
+                b.commit();
+            }
+            m.put("b0", "B" + v);
+            m.put("b9", "B" + v);
+            for (int i = 0; i < 12; i++) {
+                m.put("o" + i, "O" + v);
+            }
+            long dropped = LogStores.layer(s).log.end() - before;
+            assertTrue(dropped > LogStores.layer(s).log.maxPayload() + 8000, dropped + " bytes to log again");
+            faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+            assertThrows(HtodException.class, s::sync, "the records are dropped");
+            m.put("after", "a"); // heals the log: the dropped changes wait in a unit of parts
+            keptFromTheUnitsStart(LogStores.layer(s));
+            int landing = (int) (dropped * eighths / 8);
+            faults.failWriteAfter(1, landing);
+            writes.seen.clear();
+            assertThrows(HtodException.class, s::sync, "the write of the unit fails after " + landing + " bytes");
+            assertEquals(2, faults.faultsRaised(), "the dropping sync and the unit's write failed");
+            if (landing > 0) { // all of a write shorter than landing
+                long landed = writes.seen.get(writes.seen.size() - 1)[1];
+                assertTrue(landed == landing || eighths == 8 && landed < landing, landed + " bytes of the unit landed");
+            }
+            faults.heal();
+            s.sync(); // heals again: every key the unit carried is logged again, and durable
+            crash.crashKeeping(at -> false);
+            LogStores.closeQuietly(s);
+            try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+                HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
+                String where = " after the unit's write failed with " + landing + " of about " + dropped
+                        + " bytes landed";
+                for (int i = 0; i < 10; i++) {
+                    String want = (i == 0 || i == 9 ? "B" : "A") + v;
+                    String got = r.get("b" + i);
+                    assertEquals(want.substring(0, 1), got == null ? null : got.substring(0, 1), "b" + i + where);
+                }
+                for (int i = 0; i < 12; i++) {
+                    assertEquals("O" + v, r.get("o" + i), "o" + i + where);
+                }
+                assertEquals("a", r.get("after"), "after" + where);
+                LogStores.verify(again);
+            }
+        }
+    }
+
+    /**
      * Every key logged again in a unit keeps the log from the unit's first part (so that a
      * checkpoint never names a position inside it, where replay would read it in part) and counts
      * as durable only once its last part is (so that a failure between parts has the next heal
