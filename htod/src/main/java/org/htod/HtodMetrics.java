@@ -148,6 +148,10 @@ public final class HtodMetrics implements MeterBinder {
                     .tags(tags).tag("source", "cache")
                     .description("chain entries the installs read to find their keys, by where they came from")
                     .register(registry);
+            FunctionCounter.builder("htod.flusher.busy", store, s -> s.layer().figures().flusherBusyNanos() / 1e9)
+                    .tags(tags).baseUnit("seconds")
+                    .description("time the flusher spent at work, not waiting for it: near the time elapsed, it sets the writers' pace")
+                    .register(registry);
             FunctionCounter.builder("htod.checkpoints", store, s -> s.layer().figures().checkpoints()).tags(tags)
                     .description("checkpoints taken; each frees the log up to the oldest change still buffered").register(registry);
         }

@@ -452,7 +452,7 @@ public final class HtodStore implements AutoCloseable {
                     f.changesAbsorbed(), ratio(f.changesAbsorbed(), f.changesBuffered()), f.installs(),
                     f.installedKeys(), f.checkpoints(), f.doublingSteps(), f.logUsedBytes(), f.logRegionBytes(),
                     f.bufferWaits(), f.bufferWaitNanos() / 1e9, f.logWaits(), f.logWaitNanos() / 1e9, f.installReads(),
-                    f.installReadsCached());
+                    f.installReadsCached(), f.flusherBusyNanos() / 1e9);
         }
         long[] c = tableStore().cacheCounts();
         StoreStats.Cache cache = new StoreStats.Cache(c[0], c[1], ratio(c[0], c[0] + c[1]));

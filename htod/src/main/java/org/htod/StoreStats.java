@@ -126,12 +126,15 @@ public record StoreStats(
      * @param installReads chain entries the installs read from the device to find their keys
      * @param installReadsCached chain entries the installs found in the entry cache instead: the
      *     installation reads it avoided
+     * @param flusherBusySeconds seconds the flusher thread spent at work (installs with their syncs,
+     *     doublings, checkpoints), not waiting for work: near the time elapsed, one flusher sets the
+     *     writers' pace. Wall time: where threads outnumber processors, its waits for one count too
      */
     public record WriteLayerFigures(long groupCommits, long recordsCommitted, double meanGroupSize, long bufferBytes,
             long bufferCapacity, double bufferFill, long bufferedKeys, long changesBuffered, long changesAbsorbed,
             double absorption, long installs, long installedKeys, long checkpoints, long doublingSteps,
             long logUsedBytes, long logRegionBytes, long bufferWaits, double bufferWaitSeconds, long logWaits,
-            double logWaitSeconds, long installReads, long installReadsCached) {}
+            double logWaitSeconds, long installReads, long installReadsCached, double flusherBusySeconds) {}
 
     /** Lookups of the entry cache that found an entry's bytes, and those that read the device; {@code hitRatio} in 0..1. */
     public record Cache(long hits, long misses, double hitRatio) {}

@@ -80,6 +80,10 @@ class HtodMetricsTest {
         StoreStats.WriteLayerFigures wl = s.stats().writeLayer();
         assertEquals(wl.installReads(), counter(registry, "htod.install.reads", "source", "device"));
         assertEquals(wl.installReadsCached(), counter(registry, "htod.install.reads", "source", "cache"));
+        // The flusher's time at work, never behind what the figures read before it (a counter only rises).
+        double busy = counter(registry, "htod.flusher.busy", null, null);
+        assertTrue(busy >= wl.flusherBusySeconds() && busy <= s.stats().writeLayer().flusherBusySeconds(),
+                busy + " s against " + wl.flusherBusySeconds());
     }
 
     private static double counter(SimpleMeterRegistry r, String name, String tag, String value) {

@@ -68,6 +68,33 @@ class StoreStatsTest {
     }
 
     /**
+     * The flusher's time at work: none counted before it has installed anything, some once it has
+     * (a buffer of 64 KiB fills past its high-water mark, so the flusher, not a caller, installs),
+     * and never more than the time the store has been open.
+     */
+    @Test
+    void countsTheFlushersTimeAtWork(OpenedStores stores) throws InterruptedException {
+        long opened = System.nanoTime();
+        HtodStore s = stores.open(new MemoryDevice(), b -> TestStores.small(b).bufferSize(64 << 10)
+                .durability(Durability.NONE));
+        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+        StoreStats.WriteLayerFigures first = s.stats().writeLayer();
+        assertEquals(0, first.installs(), "nothing installed yet: " + first);
+        for (int i = 0; i < 2000; i++) {
+            m.put("k" + i, "v".repeat(100));
+        }
+        StoreStats.WriteLayerFigures wl = s.stats().writeLayer();
+        for (int waited = 0; wl.installs() == 0 && waited < 600; waited++) {
+            Thread.sleep(50);
+            wl = s.stats().writeLayer();
+        }
+        double open = (System.nanoTime() - opened) / 1e9;
+        assertTrue(wl.installs() > 0, "the flusher installed the full buffer: " + wl);
+        assertTrue(wl.flusherBusySeconds() > 0, "its time at work counted: " + wl);
+        assertTrue(wl.flusherBusySeconds() <= open, wl.flusherBusySeconds() + " s at work in " + open + " s open");
+    }
+
+    /**
      * Installation reads: an install of 1,000 replacements walks each key's chain, and the figures
      * say how many of the entries it loaded came from the device and how many the entry cache
      * served (in log mode a writer's own read of the key, for its version, brings the entry in).

@@ -35,6 +35,8 @@ final class Flusher {
     private volatile HtodException closeFailure;
     private int closingFailures;
     private long lastAsyncSync = System.nanoTime();
+    /** When the work of this pass of the loop began, or 0 while the flusher waits; its thread's only. */
+    private long workBegan;
 
     Flusher(WriteLayer layer, Mob mob, Log log, Installs installs, WriteLayer.Options options, WriteLayer.Stats stats) {
         this.layer = layer;
@@ -121,6 +123,7 @@ final class Flusher {
                         signal.wait(wait);
                     }
                 }
+                workBegan = System.nanoTime();
                 if (options.durability() == WriteLayer.Durability.ASYNC
                         && System.nanoTime() - lastAsyncSync > options.syncIntervalMillis() * 1_000_000L) {
                     lastAsyncSync = System.nanoTime();
@@ -203,15 +206,30 @@ final class Flusher {
                     closeFailure = e; // a close does not wait for a device that keeps failing; it may be tried again
                     return;
                 }
+                workEnded();
                 sleepQuietly(20); // a device error: try again shortly; writes keep going to the log and buffer
             } catch (RuntimeException | Error e) {
                 stop(new HtodException("the flusher of " + layer.deviceName() + " stopped: " + e, e));
                 return;
             } finally {
+                workEnded();
                 synchronized (signal) {
                     signal.notifyAll();
                 }
             }
+        }
+    }
+
+    /**
+     * Adds the time since this pass's work began to {@link WriteLayer.Stats#flusherBusyNanos}:
+     * the flusher's time at work, its installs' syncs and waits for their records included, but
+     * not its waits for work or its pauses before a retry. Near the time elapsed, the flusher sets
+     * the writers' pace.
+     */
+    private void workEnded() {
+        if (workBegan != 0) {
+            stats.flusherBusyNanos += System.nanoTime() - workBegan;
+            workBegan = 0;
         }
     }
 

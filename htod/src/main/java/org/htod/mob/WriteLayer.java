@@ -84,6 +84,8 @@ public final class WriteLayer {
         volatile long checkpoints;
         volatile long doublingSteps;
         volatile long installFailures;
+        /** Nanoseconds the flusher spent at work (see {@code Flusher.workEnded}); written by its thread only. */
+        volatile long flusherBusyNanos;
     }
 
     /**
@@ -113,11 +115,13 @@ public final class WriteLayer {
      * @param installReads chain entries installs read from the device to find their keys
      * @param installReadsCached chain entries installs found in the entry cache: the installation
      *     reads the cache avoided
+     * @param flusherBusyNanos nanoseconds the flusher spent at work, not waiting for it
      */
     public record Figures(long groupCommits, long recordsCommitted, long bufferBytes, long bufferCapacity,
             long bufferedKeys, long changesBuffered, long changesAbsorbed, long installs, long installedKeys,
             long checkpoints, long doublingSteps, long logUsedBytes, long logRegionBytes, long bufferWaits,
-            long bufferWaitNanos, long logWaits, long logWaitNanos, long installReads, long installReadsCached) {}
+            long bufferWaitNanos, long logWaits, long logWaitNanos, long installReads, long installReadsCached,
+            long flusherBusyNanos) {}
 
     /** See {@link Figures}. */
     public Figures figures() {
@@ -129,7 +133,7 @@ public final class WriteLayer {
         return new Figures(groups[0], groups[1], mob.bytes(), mob.capacity(), mob.keys(), buffered[0], buffered[1],
                 stats.installs, stats.installedKeys, stats.checkpoints, stats.doublingSteps, log.used(),
                 log.regionSize(), bufferWaits[0], bufferWaits[1], logWaits[0], logWaits[1], installReads[0],
-                installReads[1]);
+                installReads[1], stats.flusherBusyNanos);
     }
 
     /** The storage under the tables: the heap and the superblock. */

@@ -175,9 +175,12 @@ public final class DurableReport {
         if (!devTrials.isEmpty()) {
             b.append("\nhtod's device over each whole trial (warmup included): puts per device sync, log records per"
                     + " group commit (log mode), bytes written per put, and the share of the waits for another's"
-                    + " group commit that ended parked rather than while yielding (where the log counts them):\n\n"
-                    + "| store | value B | threads | puts | puts/sync | records/group | bytes written/put | waits parked |\n"
-                    + "|---|---|---|---|---|---|---|---|\n");
+                    + " group commit that ended parked rather than while yielding (where the log counts them), and"
+                    + " htod's flusher's time at work against the time the store was open (near 100%, one flusher"
+                    + " set the writers' pace):\n\n"
+                    + "| store | value B | threads | puts | puts/sync | records/group | bytes written/put | waits parked"
+                    + " | flusher busy |\n"
+                    + "|---|---|---|---|---|---|---|---|---|\n");
             for (Map<String, String> f : devTrials) {
                 long puts = Long.parseLong(f.get("puts"));
                 long syncs = Long.parseLong(f.getOrDefault("syncs", "0"));
@@ -187,10 +190,11 @@ public final class DurableReport {
                     perGroup = String.format(Locale.ROOT, "%.2f",
                             Long.parseLong(f.get("groupRecords")) / (double) Long.parseLong(f.get("groups")));
                 }
-                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %s | %s | %s | %s |%n", f.get("store"),
+                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %s | %s | %s | %s | %s |%n", f.get("store"),
                         f.get("valueSize"), f.get("threads"), puts,
                         syncs == 0 ? "–" : String.format(Locale.ROOT, "%.2f", puts / (double) syncs), perGroup,
-                        puts == 0 ? "–" : String.format(Locale.ROOT, "%,.0f", written / (double) puts), parkedShare(f)));
+                        puts == 0 ? "–" : String.format(Locale.ROOT, "%,.0f", written / (double) puts), parkedShare(f),
+                        busyShare(f)));
             }
         }
         List<Map<String, String>> cpuTrials = trials(ioLines, "durable-cpu");
@@ -250,6 +254,16 @@ public final class DurableReport {
         long all = parked + Long.parseLong(f.getOrDefault("waitsYielded", "0"))
                 + Long.parseLong(f.getOrDefault("waitsAtOnce", "0"));
         return all == 0 ? "–" : String.format(Locale.ROOT, "%.1f%%", 100.0 * parked / all);
+    }
+
+    /** The flusher's time at work over the store's time open, as a percentage; "–" where the line has none. */
+    static String busyShare(Map<String, String> f) {
+        if (!f.containsKey("flusherBusySeconds") || !f.containsKey("openSeconds")) {
+            return "–";
+        }
+        double open = Double.parseDouble(f.get("openSeconds"));
+        return open <= 0 ? "–"
+                : String.format(Locale.ROOT, "%.0f%%", 100 * Double.parseDouble(f.get("flusherBusySeconds")) / open);
     }
 
     /**

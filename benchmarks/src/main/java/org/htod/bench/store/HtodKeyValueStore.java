@@ -77,6 +77,8 @@ final class HtodKeyValueStore implements KeyValueStore {
     private final boolean nativeSync;
     /** The device's I/O counts; null but for the durable-put stores. */
     private final CountingDevice counting;
+    /** When the store had opened: {@link #ioSummary} gives the flusher's time at work against the time since. */
+    private final long openedNanos;
 
     /** {@code name}: {@value #NAME}, {@value #UNMAPPED_NAME} or {@value #RAW_NAME}. */
     HtodKeyValueStore(Path dir, Durability durability, String name) {
@@ -89,6 +91,7 @@ final class HtodKeyValueStore implements KeyValueStore {
                 : Htod.builder(dir.resolve("store.htod")).mapReads(!name.equals(UNMAPPED_NAME));
         this.store = b.durability(org.htod.Durability.NONE).open();
         this.map = store.map("objects", Codec.bytes(), Codec.bytes());
+        this.openedNanos = System.nanoTime();
     }
 
     /**
@@ -111,13 +114,16 @@ final class HtodKeyValueStore implements KeyValueStore {
                 .placeValuesFrom(durableName.equals(PLACED_NAME) ? PLACE_FROM : 0)
                 .durability(org.htod.Durability.SYNC).open();
         this.map = store.map("objects", Codec.bytes(), Codec.bytes());
+        this.openedNanos = System.nanoTime();
     }
 
     /**
      * For the durable-put stores, what the device did so far: syncs, bytes written and, in log
      * mode, the group commits and the records they carried, and how often and how long writers
      * waited for room in the write buffer and in the log (the flusher behind them), and the
-     * installs' reads of chains from the device and from the entry cache; null for the others.
+     * installs' reads of chains from the device and from the entry cache, and the seconds the
+     * flusher spent at work against those since the store opened (near them, the flusher set the
+     * pace); null for the others.
      */
     String ioSummary(long puts) {
         if (counting == null) {
@@ -127,9 +133,10 @@ final class HtodKeyValueStore implements KeyValueStore {
         StoreStats.WriteLayerFigures w = store.stats().writeLayer();
         return w == null ? line
                 : line + String.format(java.util.Locale.ROOT, " bufferWaits=%d bufferWaitSeconds=%.3f logWaits=%d"
-                        + " logWaitSeconds=%.3f installReads=%d installReadsCached=%d", w.bufferWaits(),
-                        w.bufferWaitSeconds(), w.logWaits(), w.logWaitSeconds(), w.installReads(),
-                        w.installReadsCached());
+                        + " logWaitSeconds=%.3f installReads=%d installReadsCached=%d flusherBusySeconds=%.3f"
+                        + " openSeconds=%.3f", w.bufferWaits(), w.bufferWaitSeconds(), w.logWaits(),
+                        w.logWaitSeconds(), w.installReads(), w.installReadsCached(), w.flusherBusySeconds(),
+                        (System.nanoTime() - openedNanos) / 1e9);
     }
 
     /**

@@ -33,7 +33,8 @@ class DurableReportTest {
         assertEquals(4, scores.size());
         String md = DurableReport.report(scores,
                 List.of("durable-io store=htod-log valueSize=200 threads=4 puts=1000 syncs=250 writes=260"
-                        + " bytesWritten=500000 groups=200 groupRecords=1000 waitsAtOnce=10 waitsYielded=590 waitsParked=200",
+                        + " bytesWritten=500000 groups=200 groupRecords=1000 waitsAtOnce=10 waitsYielded=590 waitsParked=200"
+                        + " flusherBusySeconds=7.500 openSeconds=10.000",
                         "durable-io store=htod-log valueSize=4000 threads=4 puts=10 syncs=5 writes=5 bytesWritten=50000"
                         + " groups=5 groupRecords=10",
                         "durable-disk store=rocksdb valueSize=200 threads=4 puts=2000 disk=vda diskBytes=3000000"
@@ -46,8 +47,9 @@ class DurableReportTest {
         assertTrue(md.contains("| 200 | 1 | 0.50 |"), md);
         assertTrue(md.contains("| 200 | 4 | 4.00 |"), md);
         assertTrue(md.contains("| 200 | 4 | 4.00 | 0.50 |"), md);
-        assertTrue(md.contains("| htod-log | 200 | 4 | 1,000 | 4.00 | 5.00 | 500 | 25.0% |"), md);
-        assertTrue(md.contains("| htod-log | 4000 | 4 | 10 | 2.00 | 2.00 | 5,000 | – |"), md); // a log that did not count its waits
+        assertTrue(md.contains("| htod-log | 200 | 4 | 1,000 | 4.00 | 5.00 | 500 | 25.0% | 75% |"), md);
+        // a log that counted neither its waits nor its flusher's time
+        assertTrue(md.contains("| htod-log | 4000 | 4 | 10 | 2.00 | 2.00 | 5,000 | – | – |"), md);
         assertTrue(md.contains("Command: `cmd`") && md.contains("Disk: fast."), md);
         // the disk's line in a table of its own, not in htod's device table
         assertTrue(md.contains("| rocksdb | 200 | 4 | 2,000 | 1,500 | 0.250 |"), md);
