@@ -53,6 +53,41 @@ class RelogBatchTest {
         }
     }
 
+    /**
+     * A store at NONE with a 128 KiB log over a device that fails on demand and, at a crash, keeps
+     * what it is told, in which a batch of ten keys (b0 and b9 changed again after it) and twelve
+     * other keys, values of {@code v}'s size, wait in the log's memory: more than one record holds,
+     * so that logged again they go out as a relog unit of several parts.
+     */
+    private static final class Unit {
+        final MemoryDevice disk = new MemoryDevice();
+        final CrashDevice crash = new CrashDevice(disk);
+        final Writes writes = new Writes(crash);
+        final FaultyDevice faults = new FaultyDevice(writes);
+        final HtodStore s = Htod.builder(faults).grain(64).logSize(128 << 10).placeValuesFrom(0)
+                .bufferSize(64 << 20).durability(Durability.NONE).open();
+        final HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+        /** Bytes of the log the changes take. */
+        final long dropped;
+
+        Unit(String v) {
+            s.sync();
+            long before = LogStores.layer(s).log.end();
+            try (WriteBatch b = s.batch()) {
+                for (int i = 0; i < 10; i++) {
+                    b.put(m, "b" + i, "A" + v);
+                }
+                b.commit();
+            }
+            m.put("b0", "B" + v);
+            m.put("b9", "B" + v);
+            for (int i = 0; i < 12; i++) {
+                m.put("o" + i, "O" + v);
+            }
+            dropped = LogStores.layer(s).log.end() - before;
+        }
+    }
+
     @Test
     void aBatchLoggedAgainAfterAFailedWriteIsWholeOrAbsentAfterACrash() {
         MemoryDevice disk = new MemoryDevice();
@@ -105,49 +140,31 @@ class RelogBatchTest {
         int absent = 0;
         int sectors = -1;
         for (int keep = 0; sectors < 0 || keep <= sectors; keep++) {
-            MemoryDevice disk = new MemoryDevice();
-            CrashDevice crash = new CrashDevice(disk);
-            Writes writes = new Writes(crash);
-            FaultyDevice faults = new FaultyDevice(writes);
-            HtodStore s = Htod.builder(faults).grain(64).logSize(128 << 10).placeValuesFrom(0).bufferSize(64 << 20)
-                    .durability(Durability.NONE).open();
-            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
-            s.sync();
-            long before = LogStores.layer(s).log.end();
-            try (WriteBatch b = s.batch()) {
-                for (int i = 0; i < 10; i++) {
-                    b.put(m, "b" + i, "A" + v);
-                }
-                b.commit();
-            }
-            m.put("b0", "B" + v);
-            m.put("b9", "B" + v);
-            for (int i = 0; i < 12; i++) {
-                m.put("o" + i, "O" + v);
-            }
-            long dropped = LogStores.layer(s).log.end() - before;
-            assertTrue(dropped > LogStores.layer(s).log.maxPayload() + 8000, dropped + " bytes to log again, "
+            Unit u = new Unit(v);
+            HtodStore s = u.s;
+            HtodMap<String, String> m = u.m;
+            assertTrue(u.dropped > LogStores.layer(s).log.maxPayload() + 8000, u.dropped + " bytes to log again, "
                     + "against a largest payload of " + LogStores.layer(s).log.maxPayload());
-            faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+            u.faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
             assertThrows(HtodException.class, s::sync, "the records are dropped");
             m.put("after", "a"); // heals the log: the dropped changes are logged again
             if (keep == 0) {
                 keptFromTheUnitsStart(LogStores.layer(s));
             }
-            crash.armPowerCut(1, Counting.WRITES, CutWrite.IN_FLIGHT);
-            writes.seen.clear();
+            u.crash.armPowerCut(1, Counting.WRITES, CutWrite.IN_FLIGHT);
+            u.writes.seen.clear();
             assertThrows(HtodException.class, s::sync, "the power goes in the write of the changes logged again");
-            long[] cut = writes.seen.get(writes.seen.size() - 1);
-            int sectorSize = disk.sectorSize();
+            long[] cut = u.writes.seen.get(u.writes.seen.size() - 1);
+            int sectorSize = u.disk.sectorSize();
             if (sectors < 0) {
                 sectors = (int) (cut[1] / sectorSize);
                 assertTrue(cut[1] > LogStores.layer(s).log.maxPayload() + 8000, "one write of " + cut[1]
                         + " bytes carries the changes logged again");
             }
             long keepBelow = cut[0] + (long) keep * sectorSize;
-            crash.crashKeeping(at -> at + sectorSize <= keepBelow);
+            u.crash.crashKeeping(at -> at + sectorSize <= keepBelow);
             LogStores.closeQuietly(s);
-            try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+            try (HtodStore again = Htod.builder(u.disk.reopen()).open()) {
                 HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
                 int present = 0;
                 for (int i = 0; i < 10; i++) {
@@ -191,48 +208,30 @@ class RelogBatchTest {
     void aRelogWhoseWriteFailsBetweenItsPartsIsLoggedAgainWhole() {
         String v = "x".repeat(1200);
         for (int eighths = 0; eighths <= 8; eighths++) {
-            MemoryDevice disk = new MemoryDevice();
-            CrashDevice crash = new CrashDevice(disk);
-            Writes writes = new Writes(crash);
-            FaultyDevice faults = new FaultyDevice(writes);
-            HtodStore s = Htod.builder(faults).grain(64).logSize(128 << 10).placeValuesFrom(0).bufferSize(64 << 20)
-                    .durability(Durability.NONE).open();
-            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
-            s.sync();
-            long before = LogStores.layer(s).log.end();
-            try (WriteBatch b = s.batch()) {
-                for (int i = 0; i < 10; i++) {
-                    b.put(m, "b" + i, "A" + v);
-                }
-                b.commit();
-            }
-            m.put("b0", "B" + v);
-            m.put("b9", "B" + v);
-            for (int i = 0; i < 12; i++) {
-                m.put("o" + i, "O" + v);
-            }
-            long dropped = LogStores.layer(s).log.end() - before;
-            assertTrue(dropped > LogStores.layer(s).log.maxPayload() + 8000, dropped + " bytes to log again");
-            faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+            Unit u = new Unit(v);
+            HtodStore s = u.s;
+            HtodMap<String, String> m = u.m;
+            assertTrue(u.dropped > LogStores.layer(s).log.maxPayload() + 8000, u.dropped + " bytes to log again");
+            u.faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
             assertThrows(HtodException.class, s::sync, "the records are dropped");
             m.put("after", "a"); // heals the log: the dropped changes wait in a unit of parts
             keptFromTheUnitsStart(LogStores.layer(s));
-            int landing = (int) (dropped * eighths / 8);
-            faults.failWriteAfter(1, landing);
-            writes.seen.clear();
+            int landing = (int) (u.dropped * eighths / 8);
+            u.faults.failWriteAfter(1, landing);
+            u.writes.seen.clear();
             assertThrows(HtodException.class, s::sync, "the write of the unit fails after " + landing + " bytes");
-            assertEquals(2, faults.faultsRaised(), "the dropping sync and the unit's write failed");
+            assertEquals(2, u.faults.faultsRaised(), "the dropping sync and the unit's write failed");
             if (landing > 0) { // all of a write shorter than landing
-                long landed = writes.seen.get(writes.seen.size() - 1)[1];
+                long landed = u.writes.seen.get(u.writes.seen.size() - 1)[1];
                 assertTrue(landed == landing || eighths == 8 && landed < landing, landed + " bytes of the unit landed");
             }
-            faults.heal();
+            u.faults.heal();
             s.sync(); // heals again: every key the unit carried is logged again, and durable
-            crash.crashKeeping(at -> false);
+            u.crash.crashKeeping(at -> false);
             LogStores.closeQuietly(s);
-            try (HtodStore again = Htod.builder(disk.reopen()).open()) {
+            try (HtodStore again = Htod.builder(u.disk.reopen()).open()) {
                 HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
-                String where = " after the unit's write failed with " + landing + " of about " + dropped
+                String where = " after the unit's write failed with " + landing + " of about " + u.dropped
                         + " bytes landed";
                 for (int i = 0; i < 10; i++) {
                     String want = (i == 0 || i == 9 ? "B" : "A") + v;
