@@ -150,7 +150,7 @@ public final class HtodMetrics implements MeterBinder {
                     .register(registry);
             FunctionCounter.builder("htod.flusher.busy", store, s -> s.layer().figures().flusherBusyNanos() / 1e9)
                     .tags(tags).baseUnit("seconds")
-                    .description("time the flusher spent at work, not waiting for it: near the time elapsed, it sets the writers' pace")
+                    .description("time the flusher spent at work, not waiting for it (its waits for locks and log room included)")
                     .register(registry);
             FunctionCounter.builder("htod.checkpoints", store, s -> s.layer().figures().checkpoints()).tags(tags)
                     .description("checkpoints taken; each frees the log up to the oldest change still buffered").register(registry);

@@ -127,8 +127,10 @@ public record StoreStats(
      * @param installReadsCached chain entries the installs found in the entry cache instead: the
      *     installation reads it avoided
      * @param flusherBusySeconds seconds the flusher thread spent at work (installs with their syncs,
-     *     doublings, checkpoints), not waiting for work: near the time elapsed, one flusher sets the
-     *     writers' pace. Wall time: where threads outnumber processors, its waits for one count too
+     *     doublings, checkpoints), not waiting for work, counted a batch at a time: near the time
+     *     elapsed, one flusher sets the writers' pace. Wall time: its waits for what others hold
+     *     (the stripe of a writer in a group commit, the install lock, room in the log) count too,
+     *     and where threads outnumber processors, its waits for one
      */
     public record WriteLayerFigures(long groupCommits, long recordsCommitted, double meanGroupSize, long bufferBytes,
             long bufferCapacity, double bufferFill, long bufferedKeys, long changesBuffered, long changesAbsorbed,

@@ -68,9 +68,9 @@ class StoreStatsTest {
     }
 
     /**
-     * The flusher's time at work: none counted before it has installed anything, some once it has
-     * (a buffer of 64 KiB fills past its high-water mark, so the flusher, not a caller, installs),
-     * and never more than the time the store has been open.
+     * The flusher's time at work: some once it has installed (a buffer of 64 KiB fills past its
+     * high-water mark, so the flusher, not a caller, installs), and never more than the time the
+     * store has been open.
      */
     @Test
     void countsTheFlushersTimeAtWork(OpenedStores stores) throws InterruptedException {

@@ -35,8 +35,9 @@ final class Flusher {
     private volatile HtodException closeFailure;
     private int closingFailures;
     private long lastAsyncSync = System.nanoTime();
-    /** When the work of this pass of the loop began, or 0 while the flusher waits; its thread's only. */
-    private long workBegan;
+    /** Whether the flusher is at work (not waiting for it), and since when it was last counted; its thread's only. */
+    private boolean working;
+    private long workCounted;
 
     Flusher(WriteLayer layer, Mob mob, Log log, Installs installs, WriteLayer.Options options, WriteLayer.Stats stats) {
         this.layer = layer;
@@ -123,7 +124,8 @@ final class Flusher {
                         signal.wait(wait);
                     }
                 }
-                workBegan = System.nanoTime();
+                working = true;
+                workCounted = System.nanoTime();
                 if (options.durability() == WriteLayer.Durability.ASYNC
                         && System.nanoTime() - lastAsyncSync > options.syncIntervalMillis() * 1_000_000L) {
                     lastAsyncSync = System.nanoTime();
@@ -152,6 +154,7 @@ final class Flusher {
                         progress = wanted && installs.installOnce();
                         progress |= installs.doublings();
                         installs.checkpointIfLogFills();
+                        countWork(); // a batch at a time: a pass lasts as long as the writers outrun it
                     }
                     if (layer.closing() && mob.isEmpty()) {
                         installs.checkpoint(true);
@@ -221,16 +224,23 @@ final class Flusher {
     }
 
     /**
-     * Adds the time since this pass's work began to {@link WriteLayer.Stats#flusherBusyNanos}:
-     * the flusher's time at work, its installs' syncs and waits for their records included, but
-     * not its waits for work or its pauses before a retry. Near the time elapsed, the flusher sets
-     * the writers' pace.
+     * Adds the time at work since it was last counted to {@link WriteLayer.Stats#flusherBusyNanos}:
+     * the flusher's passes, its installs' syncs and waits for their records included, and its
+     * waits for what others hold (the stripes of writers in a group commit, the install lock, room
+     * in the log); not its waits for work or its pauses before a retry.
      */
-    private void workEnded() {
-        if (workBegan != 0) {
-            stats.flusherBusyNanos += System.nanoTime() - workBegan;
-            workBegan = 0;
+    private void countWork() {
+        if (working) {
+            long now = System.nanoTime();
+            stats.flusherBusyNanos += now - workCounted;
+            workCounted = now;
         }
+    }
+
+    /** {@link #countWork}, then the flusher is no longer at work. */
+    private void workEnded() {
+        countWork();
+        working = false;
     }
 
     /**

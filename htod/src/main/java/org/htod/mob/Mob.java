@@ -19,11 +19,12 @@ import org.htod.core.log.Log;
  * one per key, the latest. Reads look here before the tables; the flusher installs the oldest
  * first and removes what it installed. Bounded by bytes: writers wait for room (back-pressure).
  *
- * <p>Locks: a key's changes are made, and taken and removed by the flusher, with the key's
- * stripe lock held ({@link #lock}); a key's decided state is one immutable {@link Value}, read
- * without a lock. {@link #queue} orders the keys by the oldest record not yet installed, so its
- * first element says where the log must still be kept from. Room is waited for on this object's
- * monitor.
+ * <p>Locks: a key's changes are made, and taken and removed from the map by the flusher, with
+ * the key's stripe lock held ({@link #lock}); a key's decided state is one immutable {@link
+ * Value}, read without a lock. {@link #queue} orders the keys by the oldest record not yet
+ * installed, so its first element says where the log must still be kept from; a key installed
+ * leaves it just after its batch's stripe locks, under the install lock ({@link #dequeueLeft}).
+ * Room is waited for on this object's monitor.
  */
 final class Mob {
     /**
@@ -411,11 +412,12 @@ final class Mob {
     /**
      * Takes the keys of {@code batch} that left the buffer ({@link #installed}) off the queue, in
      * the queue's order as {@link #oldest} listed them, after the batch's stripe locks: each is
-     * then at the queue's head or near it, where a removal compares with a few nodes the last one
-     * touched, where removals in stripe order searched the skip list from its top for each (about
-     * 7% of the flusher's processor time at 64 writers of 200-byte values). Until then such a key
-     * stays queued and taken, so no batch takes it again, and {@link #minFirstLsn} may name its
-     * first record: older than need be, never newer. Only the flusher's thread, which marked them.
+     * then at the queue's head or near it, so that each removal's search meets the nodes the last
+     * one touched, still in the processor's cache, where removals in stripe order reached nodes all
+     * over the skip list (about 7% of the flusher's processor time at 64 writers of 200-byte
+     * values). Until then such a key stays queued and taken, so no batch takes it again, and
+     * {@link #minFirstLsn} may name its first record: older than need be, never newer. The thread
+     * that ran {@link #installed}, still under the install lock.
      */
     void dequeueLeft(List<Pending> batch) {
         for (Pending p : batch) {

@@ -84,7 +84,7 @@ public final class WriteLayer {
         volatile long checkpoints;
         volatile long doublingSteps;
         volatile long installFailures;
-        /** Nanoseconds the flusher spent at work (see {@code Flusher.workEnded}); written by its thread only. */
+        /** Nanoseconds the flusher spent at work (see {@code Flusher.countWork}); written by its thread only. */
         volatile long flusherBusyNanos;
     }
 
