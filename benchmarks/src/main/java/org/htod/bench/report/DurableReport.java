@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 import org.htod.bench.store.DurableStores;
 
 /**
@@ -171,78 +172,84 @@ public final class DurableReport {
             b.append('\n');
         }
 
-        List<Map<String, String>> devTrials = trials(ioLines, "durable-io");
-        if (!devTrials.isEmpty()) {
-            b.append("\nhtod's device over each whole trial (warmup included): puts per device sync, log records per"
-                    + " group commit (log mode), bytes written per put, and the share of the waits for another's"
-                    + " group commit that ended parked rather than while yielding (where the log counts them), and"
-                    + " htod's flusher's time at work against the time the store was open (near 100%, one flusher"
-                    + " set the writers' pace):\n\n"
-                    + "| store | value B | threads | puts | puts/sync | records/group | bytes written/put | waits parked"
-                    + " | flusher busy |\n"
-                    + "|---|---|---|---|---|---|---|---|---|\n");
-            for (Map<String, String> f : devTrials) {
-                long puts = Long.parseLong(f.get("puts"));
-                long syncs = Long.parseLong(f.getOrDefault("syncs", "0"));
-                long written = Long.parseLong(f.getOrDefault("bytesWritten", "0"));
-                String perGroup = "–";
-                if (f.containsKey("groups") && Long.parseLong(f.get("groups")) > 0) {
-                    perGroup = String.format(Locale.ROOT, "%.2f",
-                            Long.parseLong(f.get("groupRecords")) / (double) Long.parseLong(f.get("groups")));
-                }
-                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %s | %s | %s | %s | %s |%n", f.get("store"),
-                        f.get("valueSize"), f.get("threads"), puts,
-                        syncs == 0 ? "–" : String.format(Locale.ROOT, "%.2f", puts / (double) syncs), perGroup,
-                        puts == 0 ? "–" : String.format(Locale.ROOT, "%,.0f", written / (double) puts), parkedShare(f),
-                        busyShare(f)));
-            }
-        }
-        List<Map<String, String>> cpuTrials = trials(ioLines, "durable-cpu");
-        if (!cpuTrials.isEmpty()) {
-            b.append("\nProcessor time per put over each whole trial (warmup included), in microseconds: the whole"
-                    + " process's (every thread: a store's background threads, RocksDB's compactions, the collector and"
-                    + " the compilers too), the writer threads' (and of it in user mode: the rest is the kernel's, their"
-                    + " writes and syncs), htod's flusher's (and of it in user mode), and the rest of the process's. A store whose writers and"
-                    + " background threads together use about as many processors as the machine has is bound by them;"
-                    + " one far below is bound by its disk or by waiting:\n\n"
-                    + "| store | value B | threads | puts | process µs/put | writers µs/put | writers' user µs/put"
-                    + " | flusher µs/put | flusher's user µs/put | rest µs/put |\n"
-                    + "|---|---|---|---|---|---|---|---|---|---|\n");
-            for (Map<String, String> f : cpuTrials) {
-                long puts = Math.max(1, Long.parseLong(f.get("puts")));
-                long process = Long.parseLong(f.getOrDefault("processCpuNs", "0"));
-                long writers = Long.parseLong(f.getOrDefault("writersCpuNs", "0"));
-                long flusher = Long.parseLong(f.getOrDefault("flusherCpuNs", "0"));
-                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %.1f | %.1f | %.1f | %s | %s | %.1f |%n",
-                        f.get("store"), f.get("valueSize"), f.get("threads"), Long.parseLong(f.get("puts")),
-                        process / 1e3 / puts, writers / 1e3 / puts,
-                        Long.parseLong(f.getOrDefault("writersUserNs", "0")) / 1e3 / puts,
-                        perPut(f, "flusherCpuNs", puts), perPut(f, "flusherUserNs", puts),
-                        (process - writers - flusher) / 1e3 / puts));
-            }
-        }
-        List<Map<String, String>> diskTrials = trials(ioLines, "durable-disk");
-        if (!diskTrials.isEmpty()) {
-            b.append("\nThe disk under each store over each whole trial (warmup, close and the writeback of what the"
-                    + " store left in the page cache included), as the kernel counts it: bytes written and write"
-                    + " requests per put. A store's own writes become whole pages at the disk; these are what the"
-                    + " disk's bandwidth is spent on:\n\n"
-                    + "| store | value B | threads | puts | disk bytes/put | disk writes/put |\n"
-                    + "|---|---|---|---|---|---|\n");
-            for (Map<String, String> f : diskTrials) {
-                long puts = Math.max(1, Long.parseLong(f.get("puts")));
-                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %,d | %,.0f | %.3f |%n", f.get("store"),
-                        f.get("valueSize"), f.get("threads"), Long.parseLong(f.get("puts")),
-                        Long.parseLong(f.getOrDefault("diskBytes", "0")) / (double) puts,
-                        Long.parseLong(f.getOrDefault("diskWrites", "0")) / (double) puts));
-            }
-        }
+        trialTable(b, ioLines, "durable-io", "htod's device over each whole trial (warmup included): puts per device"
+                + " sync, log records per group commit (log mode), bytes written per put, and the share of the waits"
+                + " for another's group commit that ended parked rather than while yielding (where the log counts"
+                + " them), and htod's flusher's time at work against the time the store was open (near 100%, one"
+                + " flusher set the writers' pace):",
+                List.of("puts/sync", "records/group", "bytes written/put", "waits parked", "flusher busy"), f -> {
+                    long puts = Long.parseLong(f.get("puts"));
+                    long syncs = Long.parseLong(f.getOrDefault("syncs", "0"));
+                    long written = Long.parseLong(f.getOrDefault("bytesWritten", "0"));
+                    String perGroup = "–";
+                    if (f.containsKey("groups") && Long.parseLong(f.get("groups")) > 0) {
+                        perGroup = format("%.2f",
+                                Long.parseLong(f.get("groupRecords")) / (double) Long.parseLong(f.get("groups")));
+                    }
+                    return List.of(syncs == 0 ? "–" : format("%.2f", puts / (double) syncs), perGroup,
+                            puts == 0 ? "–" : format("%,.0f", written / (double) puts), parkedShare(f), busyShare(f));
+                });
+        trialTable(b, ioLines, "durable-cpu", "Processor time per put over each whole trial (warmup included), in"
+                + " microseconds: the whole process's (every thread: a store's background threads, RocksDB's"
+                + " compactions, the collector and the compilers too), the writer threads' (and of it in user mode:"
+                + " the rest is the kernel's, their writes and syncs), htod's flusher's (and of it in user mode), and"
+                + " the rest of the process's. A store whose writers and background threads together use about as"
+                + " many processors as the machine has is bound by them; one far below is bound by its disk or by"
+                + " waiting:",
+                List.of("process µs/put", "writers µs/put", "writers' user µs/put", "flusher µs/put",
+                        "flusher's user µs/put", "rest µs/put"), f -> {
+                    long puts = Math.max(1, Long.parseLong(f.get("puts")));
+                    long process = Long.parseLong(f.getOrDefault("processCpuNs", "0"));
+                    long writers = Long.parseLong(f.getOrDefault("writersCpuNs", "0"));
+                    long flusher = Long.parseLong(f.getOrDefault("flusherCpuNs", "0"));
+                    return List.of(format("%.1f", process / 1e3 / puts), format("%.1f", writers / 1e3 / puts),
+                            format("%.1f", Long.parseLong(f.getOrDefault("writersUserNs", "0")) / 1e3 / puts),
+                            perPut(f, "flusherCpuNs", puts),
+                            perPut(f, "flusherUserNs", puts), format("%.1f", (process - writers - flusher) / 1e3 / puts));
+                });
+        trialTable(b, ioLines, "durable-disk", "The disk under each store over each whole trial (warmup, close and the"
+                + " writeback of what the store left in the page cache included), as the kernel counts it: bytes"
+                + " written and write requests per put. A store's own writes become whole pages at the disk; these"
+                + " are what the disk's bandwidth is spent on:",
+                List.of("disk bytes/put", "disk writes/put"), f -> {
+                    long puts = Math.max(1, Long.parseLong(f.get("puts")));
+                    return List.of(format("%,.0f", Long.parseLong(f.getOrDefault("diskBytes", "0")) / (double) puts),
+                            format("%.3f", Long.parseLong(f.getOrDefault("diskWrites", "0")) / (double) puts));
+                });
         return b.toString();
+    }
+
+    /**
+     * Appends the table of the lines of {@code kind}, if there are any: {@code intro}, then a header
+     * of the columns each such table begins with (store, value size, threads, puts) and {@code
+     * columns}, then a row for each line, those four cells and the ones {@code cells} gives it.
+     */
+    private static void trialTable(StringBuilder b, List<String> lines, String kind, String intro,
+            List<String> columns, Function<Map<String, String>, List<String>> cells) {
+        List<Map<String, String>> trials = trials(lines, kind);
+        if (trials.isEmpty()) {
+            return;
+        }
+        List<String> header = new ArrayList<>(List.of("store", "value B", "threads", "puts"));
+        header.addAll(columns);
+        b.append('\n').append(intro).append("\n\n| ").append(String.join(" | ", header)).append(" |\n|")
+                .append("---|".repeat(header.size())).append('\n');
+        for (Map<String, String> f : trials) {
+            List<String> row = new ArrayList<>(List.of(String.valueOf(f.get("store")), String.valueOf(f.get("valueSize")),
+                    String.valueOf(f.get("threads")), format("%,d", Long.parseLong(f.get("puts")))));
+            row.addAll(cells.apply(f));
+            b.append("| ").append(String.join(" | ", row)).append(" |").append(System.lineSeparator());
+        }
+    }
+
+    /** {@code String.format} in the root locale, as every figure of the tables. */
+    private static String format(String pattern, Object... args) {
+        return String.format(Locale.ROOT, pattern, args);
     }
 
     /** Field {@code key} of a line, in nanoseconds, as microseconds a put; "–" where the line has none. */
     static String perPut(Map<String, String> f, String key, long puts) {
-        return f.containsKey(key) ? String.format(Locale.ROOT, "%.1f", Long.parseLong(f.get(key)) / 1e3 / puts) : "–";
+        return f.containsKey(key) ? format("%.1f", Long.parseLong(f.get(key)) / 1e3 / puts) : "–";
     }
 
     /** Of the waits a line counts, the share that parked, as a percentage; "–" where it counts none. */
@@ -253,7 +260,7 @@ public final class DurableReport {
         long parked = Long.parseLong(f.get("waitsParked"));
         long all = parked + Long.parseLong(f.getOrDefault("waitsYielded", "0"))
                 + Long.parseLong(f.getOrDefault("waitsAtOnce", "0"));
-        return all == 0 ? "–" : String.format(Locale.ROOT, "%.1f%%", 100.0 * parked / all);
+        return all == 0 ? "–" : format("%.1f%%", 100.0 * parked / all);
     }
 
     /** The flusher's time at work over the store's time open, as a percentage; "–" where the line has none. */
@@ -263,7 +270,7 @@ public final class DurableReport {
         }
         double open = Double.parseDouble(f.get("openSeconds"));
         return open <= 0 ? "–"
-                : String.format(Locale.ROOT, "%.0f%%", 100 * Double.parseDouble(f.get("flusherBusySeconds")) / open);
+                : format("%.0f%%", 100 * Double.parseDouble(f.get("flusherBusySeconds")) / open);
     }
 
     /**
