@@ -13,7 +13,8 @@ import org.htod.core.StoreFullException;
  * A store in one file, through a {@link FileChannel}: positional reads and writes, {@code
  * force(false)} for sync (data, not metadata such as the modification time), a second descriptor
  * opened {@code O_DSYNC} for {@link #writeDurable}, reads served from memory mappings of the file
- * where they can ({@code MappedReads}; an option, on by default), and an exclusive {@link
+ * where they can ({@code MappedReads}, through a third descriptor, read-only; an option, on by
+ * default), and an exclusive {@link
  * FileLock} held while open, so that no second store, in this process or another, opens the same
  * file. A second open in this process is refused before it opens a descriptor, since
  * closing one would drop the first open's lock (see {@code ProcessLocks}).
@@ -25,13 +26,16 @@ import org.htod.core.StoreFullException;
 public final class FileDevice implements BlockDevice {
     private final Path path;
     /**
-     * The file's channel, and a second descriptor on the same file, opened {@code O_DSYNC}, for
-     * {@link #writeDurable}: a write through it waits for its own pages only, where {@code force}
-     * writes back every dirty page of the file. Writing through it needs no lock of its own (the
-     * file lock is the process's); closing it would drop that lock, so it is closed only with the
-     * device (or by an interrupt, after which the lock is taken again).
+     * The file's channel, a second descriptor on the same file, opened {@code O_DSYNC}, for
+     * {@link #writeDurable} (a write through it waits for its own pages only, where {@code force}
+     * writes back every dirty page of the file), and with mapped reads a third, read-only, that
+     * the mappings are made through ({@code MappedReads}). They need no lock of their own (the
+     * file lock is the process's); closing one would drop that lock, so they are closed only with
+     * the device (or by an interrupt, after which the lock is taken again).
      */
     private final LockedChannel held;
+    /** The number of the {@code O_DSYNC} channel among {@link #held}'s extra ones: the first opened. */
+    private static final int DURABLE = 0;
     private final long capacity;
     private final int sectorSize;
     /** Reads served from mappings of the file, or null where reads all go through the channel. */
@@ -80,7 +84,10 @@ public final class FileDevice implements BlockDevice {
                 e -> new HtodIOException("cannot open " + path, e instanceof IOException io ? io : new IOException(e)),
                 opener);
         try {
-            held.openSecond(java.util.Set.of(StandardOpenOption.WRITE, StandardOpenOption.DSYNC));
+            int durable = held.openExtra(java.util.Set.of(StandardOpenOption.WRITE, StandardOpenOption.DSYNC));
+            if (durable != DURABLE) {
+                throw new IllegalStateException("the O_DSYNC channel is extra channel " + durable + ", not " + DURABLE);
+            }
         } catch (IOException | RuntimeException e) {
             held.close();
             throw new HtodIOException("cannot open " + path + " for synchronous writes",
@@ -89,11 +96,13 @@ public final class FileDevice implements BlockDevice {
         MappedReads mapped = null;
         if (mapReads && MappedReads.supported()) {
             try {
-                mapped = new MappedReads(held.channel(), held.channel().size(), MappedReads.limitFor());
-                held.onReopen(mapped::channel);
+                int readOnly = held.openExtra(java.util.Set.of(StandardOpenOption.READ));
+                mapped = new MappedReads((pos, size) -> held.callExtra(readOnly,
+                        ch -> ch.map(FileChannel.MapMode.READ_ONLY, pos, size)), held.channel().size(),
+                        MappedReads.limitFor());
             } catch (IOException e) {
                 held.close();
-                throw new HtodIOException("cannot find the size of " + path, e);
+                throw new HtodIOException("cannot open " + path + " read-only for its mappings, or find its size", e);
             }
         }
         return new FileDevice(path, held, capacity, sectorSize, mapped);
@@ -184,7 +193,7 @@ public final class FileDevice implements BlockDevice {
                 // (the call is then repeated, from there too).
                 long at = pos + src.position() - start;
                 if (durable) {
-                    held.callSecond(ch -> ch.write(src, pos + src.position() - start));
+                    held.callExtra(DURABLE, ch -> ch.write(src, pos + src.position() - start));
                 } else {
                     src.limit(src.position() + (int) (pieceEnd(at, end) - at));
                     held.call(ch -> ch.write(src, pos + src.position() - start));

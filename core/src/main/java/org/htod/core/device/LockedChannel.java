@@ -10,10 +10,12 @@ import java.nio.file.Files;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.htod.core.DeviceFailedException;
 import org.htod.core.HtodException;
@@ -26,8 +28,9 @@ import org.htod.core.StoreLockedException;
  * A channel on a store's file, held exclusively: claimed in this process before any descriptor
  * is opened (see {@link ProcessLocks}), then locked with a {@link FileLock} against other
  * processes. Shared by {@link FileDevice} and {@link RawDevice}, which differ only in how they
- * open the channel and transfer data; a device may open a second channel on the file ({@link
- * #openSecond}, the file device's {@code O_DSYNC} one).
+ * open the channel and transfer data; a device may open more channels on the file ({@link
+ * #openExtra}: the file device's {@code O_DSYNC} one, and the read-only one its reads are mapped
+ * through).
  *
  * <h2>Interrupts</h2>
  *
@@ -41,7 +44,7 @@ import org.htod.core.StoreLockedException;
  * repeated from where its buffer stopped leaves what one call would have.
  *
  * <p>Closing any descriptor of a file drops the process's record locks on it (POSIX), so a
- * channel closed by an interrupt, either of them, dropped the file lock: {@link #reopen} takes it
+ * channel closed by an interrupt, any of them, dropped the file lock: {@link #reopen} takes it
  * again. If another process took it in between, or the file cannot be opened again, the device
  * stops: every call after that throws {@link StoreLockedException}.
  *
@@ -60,17 +63,18 @@ final class LockedChannel {
     private final Path path;
     /** How the channels are opened again: as at first, less anything that creates or truncates. */
     private final Set<OpenOption> reopenOptions;
-    private Set<OpenOption> secondOptions;
+    /** The options each of {@link #extras} was opened with, less creation. Guarded by this. */
+    private final List<Set<OpenOption>> extraOptions = new ArrayList<>();
     private final boolean fileLock;
     private final Object processKey;
     private volatile FileChannel channel;
-    private volatile FileChannel second;
+    /** The channels opened beside the main one ({@link #openExtra}), by number: replaced whole, under this. */
+    private volatile FileChannel[] extras = new FileChannel[0];
     /** Guarded by this. */
     private FileLock lock;
     /** Why the device stopped: another process locked the file while an interrupt had dropped its lock. */
     private volatile String lost;
     private volatile boolean closed;
-    private volatile Consumer<FileChannel> onReopen = ch -> {};
     private final AtomicLong reopens = new AtomicLong();
     /** See the class comment; closed only with the device, as closing it drops the lock. */
     private final java.io.RandomAccessFile watch;
@@ -174,10 +178,19 @@ final class LockedChannel {
         }
     }
 
-    /** Opens the second channel, after the lock is held, so that it is the locked file's descriptor. */
-    void openSecond(Set<OpenOption> options) throws IOException {
-        secondOptions = withoutCreation(options);
-        second = opener.open(path, options);
+    /**
+     * Opens one more channel on the file with {@code options}, after the lock is held, so that it
+     * is the locked file's descriptor; returns its number, for {@link #extra} and {@link
+     * #callExtra}. Closed with the device; reopened, as the main one is, when an interrupt closed
+     * it (closing it dropped the lock).
+     */
+    synchronized int openExtra(Set<OpenOption> options) throws IOException {
+        FileChannel ch = opener.open(path, options);
+        extraOptions.add(withoutCreation(options));
+        FileChannel[] next = Arrays.copyOf(extras, extras.length + 1);
+        next[next.length - 1] = ch;
+        extras = next;
+        return next.length - 1;
     }
 
     /** The channel now: another one after an interrupt closed it. */
@@ -185,15 +198,11 @@ final class LockedChannel {
         return channel;
     }
 
-    /** The second channel now, or null if none was opened. */
-    FileChannel second() {
-        return second;
+    /** Extra channel {@code n} now (see {@link #openExtra}): another one after an interrupt closed it. */
+    FileChannel extra(int n) {
+        return extras[n];
     }
 
-    /** Tells {@code listener} of each channel that replaces one an interrupt closed. */
-    void onReopen(Consumer<FileChannel> listener) {
-        onReopen = listener;
-    }
 
     /** Times a channel was opened again after an interrupt closed it. */
     long reopens() {
@@ -202,15 +211,16 @@ final class LockedChannel {
 
     /** Runs {@code c} on the channel (see the class comment: interrupts neither close the device nor get lost). */
     <T> T call(Call<T> c) throws IOException {
-        return call(false, c);
+        return call(-1, c);
     }
 
-    /** {@link #call} on the second channel. */
-    <T> T callSecond(Call<T> c) throws IOException {
-        return call(true, c);
+    /** {@link #call} on extra channel {@code n} (see {@link #openExtra}). */
+    <T> T callExtra(int n, Call<T> c) throws IOException {
+        return call(n, c);
     }
 
-    private <T> T call(boolean onSecond, Call<T> c) throws IOException {
+    /** {@link #call} on extra channel {@code extra}, or on the main one if it is -1. */
+    private <T> T call(int extra, Call<T> c) throws IOException {
         boolean interrupted = Thread.interrupted(); // pending at the call, it would close the channel at once
         try {
             for (int reopened = 0; ; reopened++) {
@@ -218,7 +228,7 @@ final class LockedChannel {
                 if (why != null) {
                     throw new StoreLockedException(why);
                 }
-                FileChannel ch = onSecond ? second : channel;
+                FileChannel ch = extra < 0 ? channel : extras[extra];
                 try {
                     return c.on(ch);
                 } catch (ClosedChannelException e) {
@@ -245,14 +255,17 @@ final class LockedChannel {
      * did so already, and takes the file lock again: the close dropped it.
      */
     private synchronized void reopen(FileChannel broken) throws IOException {
-        if (closed || lost != null || (broken != channel && broken != second)) {
+        FileChannel[] ex = extras;
+        if (closed || lost != null || (broken != channel && !Arrays.asList(ex).contains(broken))) {
             return; // closed for good, or replaced meanwhile: the caller's loop decides
         }
         FileChannel main = channel;
-        FileChannel s = second;
         boolean mainClosed = !main.isOpen();
-        boolean secondClosed = s != null && !s.isOpen();
-        if (!mainClosed && !secondClosed) {
+        boolean anyClosed = mainClosed;
+        for (FileChannel e : ex) {
+            anyClosed |= !e.isOpen();
+        }
+        if (!anyClosed) {
             return;
         }
         // An interrupt's close runs in the interrupting thread, and a channel reads as closed
@@ -261,8 +274,10 @@ final class LockedChannel {
         if (mainClosed) {
             closeQuietly(main);
         }
-        if (secondClosed) {
-            closeQuietly(s);
+        for (FileChannel e : ex) {
+            if (!e.isOpen()) {
+                closeQuietly(e);
+            }
         }
         if (lock != null) {
             try {
@@ -276,9 +291,13 @@ final class LockedChannel {
             if (mainClosed) {
                 channel = opener.open(path, reopenOptions);
             }
-            if (secondClosed) {
-                second = opener.open(path, secondOptions);
+            FileChannel[] reopened = ex.clone();
+            for (int i = 0; i < ex.length; i++) {
+                if (!ex[i].isOpen()) {
+                    reopened[i] = opener.open(path, extraOptions.get(i));
+                }
             }
+            extras = reopened;
             if (fileLock) {
                 FileLock l;
                 try {
@@ -304,7 +323,6 @@ final class LockedChannel {
             throw e;
         }
         reopens.incrementAndGet();
-        onReopen.accept(channel);
     }
 
     /**
@@ -378,9 +396,8 @@ final class LockedChannel {
         } catch (IOException e) {
             // Closing the channel releases the lock anyway.
         } finally {
-            FileChannel s = second;
-            if (s != null) {
-                closeQuietly(s);
+            for (FileChannel e : extras) {
+                closeQuietly(e);
             }
             closeQuietly(channel);
             try {

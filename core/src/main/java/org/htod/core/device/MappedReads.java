@@ -20,6 +20,14 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * and {@code pwrite} see the same page cache, so a read after a write, ordered by the caller's
  * locks, sees it.
  *
+ * <p>Each mapping is made through a read-only descriptor of the file, which the device keeps
+ * open beside its others ({@code LockedChannel#openExtra}). Mapped through the store's read-write
+ * channel, a mapping is one the kernel must write-protect again in every page it writes back:
+ * each page written (an entry, a link, a log frame) cost a walk of every mapping over it, a
+ * tenth of the flusher's processor time at 64 writers of 4,000-byte values, and the older,
+ * shorter mappings a segment keeps (below) multiplied it. A shared mapping of a descriptor that
+ * cannot write is one Linux knows can never dirty a page, and its writeback skips it.
+ *
  * <p>The file is mapped in segments of {@value #SEGMENT_SHIFT}-bit size (1 GiB; a {@code
  * ByteBuffer} indexes at most 2 GiB), each up to what is known written: the file's size at open,
  * then the furthest end of a write ({@link #grew}). A mapping never reaches past the file's end,
@@ -51,8 +59,8 @@ final class MappedReads {
     /** {@code Unsafe.invokeCleaner}, looked up at run time (no proprietary API named in code), or null where missing. */
     private static final MethodHandle UNMAP = unmapper();
 
-    /** The file's channel, for new mappings: replaced when an interrupt closed the last one. */
-    private volatile FileChannel channel;
+    /** Maps a range of the file, read-only, through a read-only descriptor. */
+    private final Mapper mapper;
     /**
      * Most bytes the file may hold for reads to be served from mappings: past it, every read goes
      * through the channel (see {@link #limitFor}).
@@ -67,8 +75,16 @@ final class MappedReads {
     private final AtomicLongArray readers = new AtomicLongArray(SLOTS * STRIDE);
     private volatile boolean closed;
 
-    MappedReads(FileChannel channel, long size, long limit) {
-        this.channel = channel;
+    /**
+     * Maps {@code size} bytes of the file from {@code pos}, read-only, through a channel opened
+     * read-only, so that the mapping can never write (see the class comment).
+     */
+    interface Mapper {
+        MappedByteBuffer map(long pos, long size) throws IOException;
+    }
+
+    MappedReads(Mapper mapper, long size, long limit) {
+        this.mapper = mapper;
         this.known = new AtomicLong(size);
         this.limit = limit;
     }
@@ -105,11 +121,6 @@ final class MappedReads {
      */
     static boolean supported() {
         return UNMAP != null && Runtime.version().feature() < 24;
-    }
-
-    /** The channel that replaced one an interrupt closed; mappings made through the old one stay valid. */
-    void channel(FileChannel ch) {
-        channel = ch;
     }
 
     /** After a write through the channel that ended at {@code end}: the file holds at least that much. */
@@ -177,9 +188,9 @@ final class MappedReads {
         MappedByteBuffer longer;
         boolean interrupted = Thread.interrupted(); // pending, it would close the channel at once
         try {
-            longer = channel.map(FileChannel.MapMode.READ_ONLY, base, want);
+            longer = mapper.map(base, want);
         } catch (IOException | RuntimeException e) {
-            return null; // the channel's read will report what is wrong, if anything is (and reopen a closed one)
+            return null; // the channel's read will report what is wrong, if anything is
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();

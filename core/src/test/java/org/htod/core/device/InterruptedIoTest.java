@@ -92,19 +92,32 @@ class InterruptedIoTest {
             assertTrue(locked(), "locked at open");
 
             held.channel().close();
+            d.sync(); // through the main channel (a read may be served from a mapping)
             ByteBuffer b = ByteBuffer.allocate(4096);
             d.read(0, b);
-            assertArrayEquals(data, b.array(), "read through the channel opened again");
+            assertArrayEquals(data, b.array(), "read after the channel was opened again");
             assertEquals(1, held.reopens());
             assertTrue(locked(), "the file locked again");
             d.write(4096, ByteBuffer.wrap(data));
             d.sync();
 
-            if (held.second() != null) { // the file device's O_DSYNC descriptor
-                held.second().close();
+            if (d instanceof FileDevice f) {
+                held.extra(0).close(); // the O_DSYNC descriptor
                 d.writeDurable(8192, ByteBuffer.wrap(data));
                 assertEquals(2, held.reopens());
-                assertTrue(locked(), "the file locked again, after its second descriptor closed");
+                assertTrue(locked(), "the file locked again, after its O_DSYNC descriptor closed");
+                if (f.mappedBytes() > 0) {
+                    held.extra(1).close(); // the read-only one the mappings are made through
+                    long far = 4L << 20; // far enough past the mapped bytes that a read there maps again
+                    d.write(far, ByteBuffer.wrap(data));
+                    long mapped = f.mappedBytes();
+                    ByteBuffer there = ByteBuffer.allocate(4096);
+                    d.read(far, there);
+                    assertArrayEquals(data, there.array());
+                    assertTrue(f.mappedBytes() > mapped, "mapped again, through the read-only descriptor opened again");
+                    assertEquals(3, held.reopens());
+                    assertTrue(locked(), "the file locked again, after its read-only descriptor closed");
+                }
             }
             ByteBuffer all = ByteBuffer.allocate(4096);
             d.read(4096, all);
@@ -125,7 +138,7 @@ class InterruptedIoTest {
             Files.delete(file);
             held(d).channel().close();
             org.junit.jupiter.api.Assertions.assertThrows(org.htod.core.HtodIOException.class,
-                    () -> d.read(0, ByteBuffer.allocate(4096)), "the reopen fails");
+                    () -> d.write(8192, ByteBuffer.wrap(pattern(4096, 3))), "the reopen fails");
             org.htod.core.StoreLockedException later = org.junit.jupiter.api.Assertions.assertThrows(
                     org.htod.core.StoreLockedException.class, () -> d.write(4096, ByteBuffer.wrap(pattern(4096, 2))));
             assertTrue(later.getMessage().contains("could not be opened again"), later.getMessage());

@@ -98,7 +98,7 @@ class MappedReadsTest {
         assumeTrue(MappedReads.supported(), "no mapped reads on Java 24 and later");
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.wrap(new byte[100]), 0);
-            MappedReads m = new MappedReads(ch, ch.size(), Long.MAX_VALUE);
+            MappedReads m = new MappedReads((pos, size) -> ch.map(FileChannel.MapMode.READ_ONLY, pos, size), ch.size(), Long.MAX_VALUE);
             assertTrue(m.read(0, ByteBuffer.allocate(100)));
             assertFalse(m.read(50, ByteBuffer.allocate(51)), "a byte past the file");
             assertEquals(100, m.mappedBytes());
@@ -122,7 +122,7 @@ class MappedReadsTest {
         assumeTrue(MappedReads.supported(), "no mapped reads on Java 24 and later");
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.wrap(new byte[3000]), 0);
-            MappedReads m = new MappedReads(ch, ch.size(), 4096);
+            MappedReads m = new MappedReads((pos, size) -> ch.map(FileChannel.MapMode.READ_ONLY, pos, size), ch.size(), 4096);
             assertTrue(m.read(0, ByteBuffer.allocate(100)), "a file within the limit is mapped");
             ch.write(ByteBuffer.wrap(new byte[2000]), 3000);
             m.grew(5000);
@@ -130,6 +130,43 @@ class MappedReadsTest {
             m.close();
         }
         assertTrue(MappedReads.limitFor() > 0);
+    }
+
+    /**
+     * The mappings are made through a read-only descriptor, so Linux knows they can never dirty a
+     * page and leaves them out of the file's writeback (a shared mapping of a writable descriptor
+     * has each page it maps write-protected again whenever that page is written back): in {@code
+     * /proc/self/smaps}, no mapping of the file carries {@code sh} (shared) or {@code mw} (may
+     * write) among its flags.
+     */
+    @Test
+    void theMappingsCannotWriteSoWritebackPassesThemBy() throws IOException {
+        Path smaps = Path.of("/proc/self/smaps");
+        assumeTrue(Files.isReadable(smaps), "needs /proc/self/smaps");
+        assumeTrue(MappedReads.supported(), "no mapped reads on Java 24 and later");
+        try (FileDevice d = FileDevice.open(file)) {
+            d.write(0, ByteBuffer.allocate(3 << 20));
+            d.read(4096, ByteBuffer.allocate(4096));
+            d.write(3 << 20, ByteBuffer.allocate(2 << 20)); // the file grows: a second, longer mapping
+            d.read(4 << 20, ByteBuffer.allocate(4096));
+            String name = file.toAbsolutePath().toRealPath().toString();
+            List<String> flags = new ArrayList<>();
+            boolean ours = false;
+            for (String line : Files.readAllLines(smaps)) {
+                if (line.matches("^[0-9a-f]+-[0-9a-f]+ .*")) {
+                    ours = line.endsWith(" " + name);
+                } else if (ours && line.startsWith("VmFlags:")) {
+                    flags.add(line);
+                }
+            }
+            assertEquals(2, flags.size(), "the file's two mappings: " + flags);
+            for (String f : flags) {
+                List<String> each = List.of(f.substring("VmFlags:".length()).trim().split("\\s+"));
+                assertTrue(each.contains("rd"), f);
+                assertFalse(each.contains("sh"), "a mapping the kernel counts as shared and writable: " + f);
+                assertFalse(each.contains("mw"), "a mapping that may write: " + f);
+            }
+        }
     }
 
     @Test
