@@ -13,8 +13,8 @@ import org.htod.core.StoreFullException;
  * A store in one file, through a {@link FileChannel}: positional reads and writes, {@code
  * force(false)} for sync (data, not metadata such as the modification time), a second descriptor
  * opened {@code O_DSYNC} for {@link #writeDurable}, reads served from memory mappings of the file
- * where they can ({@code MappedReads}, through a third descriptor, read-only; an option, on by
- * default), and an exclusive {@link
+ * where they can ({@code MappedReads}, made through a descriptor of their own, opened read-only;
+ * an option, on by default), and an exclusive {@link
  * FileLock} held while open, so that no second store, in this process or another, opens the same
  * file. A second open in this process is refused before it opens a descriptor, since
  * closing one would drop the first open's lock (see {@code ProcessLocks}).
@@ -26,9 +26,9 @@ import org.htod.core.StoreFullException;
 public final class FileDevice implements BlockDevice {
     private final Path path;
     /**
-     * The file's channel, a second descriptor on the same file, opened {@code O_DSYNC}, for
+     * The file's channel, another descriptor on the same file, opened {@code O_DSYNC}, for
      * {@link #writeDurable} (a write through it waits for its own pages only, where {@code force}
-     * writes back every dirty page of the file), and with mapped reads a third, read-only, that
+     * writes back every dirty page of the file), and with mapped reads one more, read-only, that
      * the mappings are made through ({@code MappedReads}). They need no lock of their own (the
      * file lock is the process's); closing one would drop that lock, so they are closed only with
      * the device (or by an interrupt, after which the lock is taken again).
@@ -98,11 +98,12 @@ public final class FileDevice implements BlockDevice {
             try {
                 int readOnly = held.openExtra(java.util.Set.of(StandardOpenOption.READ));
                 mapped = new MappedReads((pos, size) -> held.callExtra(readOnly,
-                        ch -> ch.map(FileChannel.MapMode.READ_ONLY, pos, size)), held.channel().size(),
+                        ch -> ch.map(FileChannel.MapMode.READ_ONLY, pos, size)), held.call(FileChannel::size),
                         MappedReads.limitFor());
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 held.close();
-                throw new HtodIOException("cannot open " + path + " read-only for its mappings, or find its size", e);
+                throw new HtodIOException("cannot open " + path + " read-only for its mappings, or find its size",
+                        e instanceof IOException io ? io : new IOException(e));
             }
         }
         return new FileDevice(path, held, capacity, sectorSize, mapped);

@@ -51,7 +51,7 @@ import org.htod.core.StoreLockedException;
  * <p>Repeating a {@code force} is not as safe as repeating a transfer: Linux reports a write-back
  * error to each descriptor once, counted from when it was opened, and the JDK throws an
  * interrupt's exception in place of the error a {@code force} met. A channel opened again would
- * never hear of an error reported before (to the force the interrupt cut short, or to the other
+ * never hear of an error reported before (to the force the interrupt cut short, or to another
  * descriptor), and its sync would pass. So the device keeps one more descriptor, {@link #watch},
  * open from its open to its close and never reopened: after any reopen, the next {@link #sync}
  * syncs through it too, which reports every error since it last looked.
@@ -181,8 +181,9 @@ final class LockedChannel {
     /**
      * Opens one more channel on the file with {@code options}, after the lock is held, so that it
      * is the locked file's descriptor; returns its number, for {@link #extra} and {@link
-     * #callExtra}. Closed with the device; reopened, as the main one is, when an interrupt closed
-     * it (closing it dropped the lock).
+     * #callExtra}. Closed with the device; reopened, as the main one is, once an interrupt closed
+     * it (closing it dropped the lock), by the next call that finds it (or any other) closed, and
+     * by a call that gives up after {@link #MAX_REOPENS}.
      */
     synchronized int openExtra(Set<OpenOption> options) throws IOException {
         FileChannel ch = opener.open(path, options);
@@ -233,7 +234,18 @@ final class LockedChannel {
                     return c.on(ch);
                 } catch (ClosedChannelException e) {
                     interrupted |= Thread.interrupted();
-                    if (closed || reopened >= MAX_REOPENS) {
+                    if (closed) {
+                        throw e;
+                    }
+                    if (reopened >= MAX_REOPENS) {
+                        // Given up, but not with a channel left closed and the file unlocked: a
+                        // channel only some calls use (the mappings' read-only one) may not be
+                        // called again for long.
+                        try {
+                            reopen(ch);
+                        } catch (IOException | RuntimeException again) {
+                            e.addSuppressed(again);
+                        }
                         throw e;
                     }
                     try {
@@ -261,9 +273,14 @@ final class LockedChannel {
         }
         FileChannel main = channel;
         boolean mainClosed = !main.isOpen();
+        // Which were closed, looked at once: a channel replaced must be one whose close this
+        // waited for below. One that closes after this look stays in place, and its thread's
+        // call, finding it closed, comes here again.
+        boolean[] extraClosed = new boolean[ex.length];
         boolean anyClosed = mainClosed;
-        for (FileChannel e : ex) {
-            anyClosed |= !e.isOpen();
+        for (int i = 0; i < ex.length; i++) {
+            extraClosed[i] = !ex[i].isOpen();
+            anyClosed |= extraClosed[i];
         }
         if (!anyClosed) {
             return;
@@ -274,9 +291,9 @@ final class LockedChannel {
         if (mainClosed) {
             closeQuietly(main);
         }
-        for (FileChannel e : ex) {
-            if (!e.isOpen()) {
-                closeQuietly(e);
+        for (int i = 0; i < ex.length; i++) {
+            if (extraClosed[i]) {
+                closeQuietly(ex[i]);
             }
         }
         if (lock != null) {
@@ -292,12 +309,15 @@ final class LockedChannel {
                 channel = opener.open(path, reopenOptions);
             }
             FileChannel[] reopened = ex.clone();
-            for (int i = 0; i < ex.length; i++) {
-                if (!ex[i].isOpen()) {
-                    reopened[i] = opener.open(path, extraOptions.get(i));
+            try {
+                for (int i = 0; i < ex.length; i++) {
+                    if (extraClosed[i]) {
+                        reopened[i] = opener.open(path, extraOptions.get(i));
+                    }
                 }
+            } finally {
+                extras = reopened; // those opened before a failure too, so that close() closes them
             }
-            extras = reopened;
             if (fileLock) {
                 FileLock l;
                 try {

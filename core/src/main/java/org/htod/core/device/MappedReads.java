@@ -21,12 +21,12 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * locks, sees it.
  *
  * <p>Each mapping is made through a read-only descriptor of the file, which the device keeps
- * open beside its others ({@code LockedChannel#openExtra}). Mapped through the store's read-write
- * channel, a mapping is one the kernel must write-protect again in every page it writes back:
- * each page written (an entry, a link, a log frame) cost a walk of every mapping over it, a
- * tenth of the flusher's processor time at 64 writers of 4,000-byte values, and the older,
- * shorter mappings a segment keeps (below) multiplied it. A shared mapping of a descriptor that
- * cannot write is one Linux knows can never dirty a page, and its writeback skips it.
+ * open beside its others ({@code LockedChannel#openExtra}). A shared mapping of the store's
+ * read-write channel is marked shared and writable in the kernel ({@code VM_SHARED}), and for
+ * each page it writes back Linux walks the page tables of every such mapping over the page, to
+ * write-protect it ({@code folio_mkclean}): a tenth of the flusher's processor time at 64 writers
+ * of 4,000-byte values, multiplied by the older, shorter mappings a segment keeps (below). A
+ * mapping of a descriptor that cannot write is not marked so, and that walk passes it by.
  *
  * <p>The file is mapped in segments of {@value #SEGMENT_SHIFT}-bit size (1 GiB; a {@code
  * ByteBuffer} indexes at most 2 GiB), each up to what is known written: the file's size at open,
@@ -76,8 +76,9 @@ final class MappedReads {
     private volatile boolean closed;
 
     /**
-     * Maps {@code size} bytes of the file from {@code pos}, read-only, through a channel opened
-     * read-only, so that the mapping can never write (see the class comment).
+     * Maps {@code size} bytes of the file from {@code pos}, read-only; the file device maps
+     * through a channel opened read-only, so that the mapping is not a writable one (see the
+     * class comment).
      */
     interface Mapper {
         MappedByteBuffer map(long pos, long size) throws IOException;
@@ -190,7 +191,7 @@ final class MappedReads {
         try {
             longer = mapper.map(base, want);
         } catch (IOException | RuntimeException e) {
-            return null; // the channel's read will report what is wrong, if anything is
+            return null; // read through the channel instead; a later mapping tries again
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
