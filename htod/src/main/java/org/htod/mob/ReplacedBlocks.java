@@ -2,6 +2,7 @@ package org.htod.mob;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import org.htod.core.alloc.Heap;
 import org.htod.core.log.Log;
@@ -11,6 +12,10 @@ import org.htod.core.log.Log;
  * them (see {@link WriteLayer}'s placed values): never installed, each goes back to the heap once
  * the record of the change that replaced it is durable. Not before: until then a crash may leave
  * the replaced value's record the last of its key, and recovery would read its block.
+ *
+ * <p>Also the blocks of placed values whose own record a failed log write dropped (the put
+ * failed): each goes back once the log's heal has overwritten that record ({@link
+ * Log#overwritten}), after which no replay can read it and nothing names the block.
  *
  * <p>Thread-safe: the writers add and release, and so does the flusher after each install.
  */
@@ -22,9 +27,14 @@ final class ReplacedBlocks {
      * it was appended in ({@link Log.Appended}), in the order they came. Guarded by this.
      */
     private final ArrayDeque<long[]> waiting = new ArrayDeque<>();
-    /** Entries in {@link #waiting}, read without the lock: a release with none waiting costs nothing. */
+    /**
+     * Per block of a failed put: the block, and the position and generation of its dropped
+     * record, in the order they came. Guarded by this.
+     */
+    private final List<long[]> droppedOwn = new ArrayList<>();
+    /** Entries in {@link #waiting} and {@link #droppedOwn}, read without the lock: a release with none waiting costs nothing. */
     private volatile int count;
-    /** Bytes of the blocks in {@link #waiting}. */
+    /** Bytes of the blocks in {@link #waiting} (those a sync of the log gives back). */
     private volatile long bytes;
 
     ReplacedBlocks(Heap heap, Log log) {
@@ -35,8 +45,18 @@ final class ReplacedBlocks {
     /** {@code block}'s value was replaced by the change logged at {@code byRecordAt} in {@code generation}. */
     synchronized void add(long block, long byRecordAt, long generation) {
         waiting.addLast(new long[] {block, byRecordAt, generation});
-        count = waiting.size();
+        count = waiting.size() + droppedOwn.size();
         bytes += heap.blockSize(block);
+    }
+
+    /**
+     * {@code block}'s value was placed for a put whose record, at {@code recordAt} in {@code
+     * generation}, a failed log write dropped: the put failed, and the block goes back once the
+     * log has healed over that record.
+     */
+    synchronized void addDropped(long block, long recordAt, long generation) {
+        droppedOwn.add(new long[] {block, recordAt, generation});
+        count = waiting.size() + droppedOwn.size();
     }
 
     /**
@@ -58,7 +78,14 @@ final class ReplacedBlocks {
                 free.add(b);
                 bytes -= heap.blockSize(b);
             }
-            count = waiting.size();
+            for (Iterator<long[]> it = droppedOwn.iterator(); it.hasNext();) {
+                long[] d = it.next();
+                if (log.overwritten(d[1], d[2])) {
+                    it.remove();
+                    free.add(d[0]);
+                }
+            }
+            count = waiting.size() + droppedOwn.size();
         }
         for (long b : free) {
             heap.unrecorded().release(b);
@@ -94,7 +121,7 @@ final class ReplacedBlocks {
         releaseDurable();
     }
 
-    /** Blocks waiting for their replacing record to be durable. */
+    /** Blocks waiting for their replacing record to be durable, or for their own dropped record to be overwritten. */
     int waiting() {
         return count;
     }

@@ -274,9 +274,18 @@ public final class WriteLayer {
                     decided = c;
                     expected = payload.remaining();
                 } else {
-                    // Should the wait fail, a placed block stays allocated (unrecorded) until the
-                    // store reopens: the record may yet be durable, and name it.
-                    finish(a);
+                    try {
+                        finish(a);
+                    } catch (HtodException e) {
+                        // A placed block goes back once the log has healed over its dropped
+                        // record. Not before, nor for any other failure: the record may yet be
+                        // durable and name it, and the block then stays allocated (unrecorded)
+                        // until the store reopens.
+                        if (v.placed() != 0) {
+                            installs.replaced.addDropped(v.placed(), a.lsn(), a.generation());
+                        }
+                        throw e;
+                    }
                     mob.put(m.tableId, key, hash, v, a.lsn(), a.generation(), p == null ? inTable : p.inTable);
                     break;
                 }

@@ -219,6 +219,55 @@ class PlacedValuesTest {
     }
 
     /**
+     * A placed put whose record a failed log write dropped fails, and its block goes back once the
+     * log's heal has overwritten that record: not while the log is still failed (a replay could
+     * read the record until then), and no longer held until the store reopens. Puts are tried
+     * until the failing sync meets a placed put's commit rather than an allocation's sync or the
+     * flusher's.
+     */
+    @Test
+    void aPlacedPutWhoseRecordWasDroppedGivesItsBlockBackOnceTheLogHealed() {
+        MemoryDevice disk = new MemoryDevice();
+        FaultyDevice faults = new FaultyDevice(disk);
+        HtodStore s = builder(faults, 512).open();
+        int failed = -1;
+        try {
+            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            WriteLayer layer = LogStores.layer(s);
+            ReplacedBlocks replaced = layer.installs.replaced;
+            for (int i = 0; i < 50 && failed < 0; i++) {
+                faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+                try {
+                    m.put("k" + i, value(i, VALUE));
+                } catch (org.htod.core.HtodException e) {
+                    if (replaced.waiting() > 0) {
+                        failed = i;
+                    }
+                }
+                faults.heal();
+            }
+            assertTrue(failed >= 0, "no placed put met the failing sync in its commit");
+            assertEquals(1, replaced.waiting(), "the failed put's block, held");
+            replaced.releaseDurable();
+            assertEquals(1, replaced.waiting(), "held while the log has not healed over its record");
+            m.put("after", value(-1, VALUE)); // heals the log first
+            assertEquals(0, replaced.waiting(), "given back once the log healed");
+            assertEquals(null, m.get("k" + failed));
+            assertEquals(value(-1, VALUE), m.get("after"));
+            s.close();
+        } finally {
+            LogStores.closeQuietly(s);
+        }
+        try (HtodStore again = builder(disk.reopen(), 512).open()) {
+            HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
+            assertEquals(null, r.get("k" + failed));
+            assertEquals(value(-1, VALUE), r.get("after"));
+            assertEquals(failed + 1, r.size());
+            LogStores.verify(again);
+        }
+    }
+
+    /**
      * A replaced block whose replacing record a failed log write dropped waits for the change
      * logged again, not for the position its record had: the healed log lays other records over
      * that position, and once they were durable the block went back while the change that

@@ -105,6 +105,8 @@ public final class Log {
     private boolean relogging;
     private long failedFrom;
     private long failedTo;
+    /** The generation the failure being healed ended. */
+    private long failedGeneration;
     /** Bumped whenever records are dropped, so that an append can tell whether its record survived. */
     private long generation;
     /**
@@ -117,6 +119,12 @@ public final class Log {
     private final long[] endedGeneration = new long[ENDED];
     private final long[] durableAtEnd = new long[ENDED];
     private final HtodException[] endedBy = new HtodException[ENDED];
+    /**
+     * For the same generations: from where the heal after the failure overwrote the log, so that
+     * no record of that generation from there on can ever be read back ({@link #overwritten});
+     * {@link Long#MAX_VALUE} until that heal is done.
+     */
+    private final long[] healedFrom = new long[ENDED];
     private boolean closed;
     private HtodException refused;
     /** Why room cannot be made now (the flusher meets a device error): a writer that needs room gets it instead of waiting. */
@@ -712,12 +720,27 @@ public final class Log {
         return gen != generation && !isDurable(lsn, gen);
     }
 
+    /**
+     * Whether the record that begins at {@code lsn}, appended in generation {@code gen}, was
+     * dropped by a failure and then overwritten by the heal after it, so that no replay can ever
+     * read it: what it named outside the log (a placed value's block) is nobody's. False where
+     * that is not known for certain: not dropped, not healed yet, or past {@link #ENDED} failures
+     * since (where {@link #dropped} counts it as dropped, which is safe for logging it again, not
+     * for giving back what it names).
+     */
+    public synchronized boolean overwritten(long lsn, long gen) {
+        int i = (int) Math.floorMod(gen, (long) ENDED);
+        return gen != generation && endedGeneration[i] == gen && lsn >= healedFrom[i] && lsn >= durableAtEnd[i];
+    }
+
     /** A failed write or sync: every record from {@code from} on is dropped. */
     private synchronized void fail(HtodException e, long from, long to) {
         int i = (int) Math.floorMod(generation, (long) ENDED);
         endedGeneration[i] = generation;
         durableAtEnd[i] = durable;
         endedBy[i] = e;
+        healedFrom[i] = Long.MAX_VALUE;
+        failedGeneration = generation;
         failure = e;
         failedFrom = from;
         failedTo = Math.max(to, end);
@@ -782,6 +805,10 @@ public final class Log {
             frames.overwriteFailed(from, to, e);
             dev.sync();
             synchronized (this) {
+                int i = (int) Math.floorMod(failedGeneration, (long) ENDED);
+                if (endedGeneration[i] == failedGeneration) {
+                    healedFrom[i] = from;
+                }
                 failure = null;
                 written = from;
                 durable = Math.min(durable, from);
