@@ -147,8 +147,8 @@ class InterruptedIoTest {
 
     /**
      * Threads writing, reading back, syncing, interrupted every few tens of microseconds by
-     * another: none of them sees an error, every read finds what its thread wrote, and each keeps
-     * the interrupts it was sent.
+     * another: none of them sees an error, every read finds what its thread wrote, each keeps
+     * the interrupts it was sent, and the file is still locked.
      */
     @ParameterizedTest(name = "raw {0}")
     @ValueSource(booleans = {false, true})
@@ -159,14 +159,17 @@ class InterruptedIoTest {
             AtomicReference<Throwable> failed = new AtomicReference<>();
             AtomicLong interruptsSeen = new AtomicLong();
             List<Thread> workers = new ArrayList<>();
-            for (int w = 0; w < 3; w++) {
+            // On a file, a fourth worker grows it, so that its reads map it again and again through
+            // the read-only descriptor, which interrupts close too.
+            for (int w = 0; w < (raw ? 3 : 4); w++) {
                 int id = w;
+                boolean grows = id == 3;
                 workers.add(new Thread(() -> {
                     SplittableRandom r = new SplittableRandom(seed + id);
                     long base = id * (1L << 24);
                     try {
                         for (int i = 0; i < rounds && failed.get() == null; i++) {
-                            int block = r.nextInt(64);
+                            int block = grows ? i * 16 : r.nextInt(64);
                             byte[] data = pattern(4096, r.nextInt());
                             long at = base + block * 4096L;
                             if (r.nextInt(4) == 0) {
@@ -199,6 +202,9 @@ class InterruptedIoTest {
             assertTrue(interruptsSeen.get() > 0, "the workers were interrupted, and kept the interrupts");
             if (Files.isReadable(Path.of("/proc/locks"))) {
                 assertTrue(locked(), "the file still locked, after " + held(d).reopens() + " channels opened again");
+            }
+            if (d instanceof FileDevice f && MappedReads.supported()) {
+                assertTrue(f.mappedBytes() > (3L << 24), "the growing worker's reads were mapped");
             }
         }
     }
