@@ -204,7 +204,6 @@ final class LockedChannel {
         return extras[n];
     }
 
-
     /** Times a channel was opened again after an interrupt closed it. */
     long reopens() {
         return reopens.get();
