@@ -13,9 +13,11 @@ import org.htod.core.log.Log;
  * the record of the change that replaced it is durable. Not before: until then a crash may leave
  * the replaced value's record the last of its key, and recovery would read its block.
  *
- * <p>Also the blocks of placed values whose own record a failed log write dropped (the put
- * failed): each goes back once the log's heal has overwritten that record ({@link
- * Log#overwritten}), after which no replay can read it and nothing names the block.
+ * <p>Also the blocks of placed values whose writer's wait for its record failed (the put failed):
+ * each goes back once the log's heal has overwritten that record ({@link Log.Fate#OVERWRITTEN}),
+ * after which no replay can read it and nothing names the block. One whose record turns out
+ * durable, or whose fate the log no longer knows, is let go of and stays allocated until the
+ * store reopens (unrecorded, so free then).
  *
  * <p>Thread-safe: the writers add and release, and so does the flusher after each install.
  */
@@ -28,8 +30,8 @@ final class ReplacedBlocks {
      */
     private final ArrayDeque<long[]> waiting = new ArrayDeque<>();
     /**
-     * Per block of a failed put: the block, and the position and generation of its dropped
-     * record, in the order they came. Guarded by this.
+     * Per block of a failed put: the block, and the position and generation of its record, in
+     * the order they came. Guarded by this.
      */
     private final List<long[]> droppedOwn = new ArrayList<>();
     /** Entries in {@link #waiting} and {@link #droppedOwn}, read without the lock: a release with none waiting costs nothing. */
@@ -50,9 +52,9 @@ final class ReplacedBlocks {
     }
 
     /**
-     * {@code block}'s value was placed for a put whose record, at {@code recordAt} in {@code
-     * generation}, a failed log write dropped: the put failed, and the block goes back once the
-     * log has healed over that record.
+     * {@code block}'s value was placed for a put whose wait for its record, at {@code recordAt} in
+     * {@code generation}, failed: the block goes back once the log has healed over that record, if
+     * a failure dropped it.
      */
     synchronized void addDropped(long block, long recordAt, long generation) {
         droppedOwn.add(new long[] {block, recordAt, generation});
@@ -61,7 +63,8 @@ final class ReplacedBlocks {
 
     /**
      * Gives back the blocks whose replacing record is durable now (taken in the order they came,
-     * which is nearly the log's: one not durable yet holds back those after it until it is).
+     * which is nearly the log's: one not durable yet holds back those after it until it is), and
+     * those of failed puts whose record the log has healed over.
      */
     void releaseDurable() {
         if (count == 0) {
@@ -80,9 +83,12 @@ final class ReplacedBlocks {
             }
             for (Iterator<long[]> it = droppedOwn.iterator(); it.hasNext();) {
                 long[] d = it.next();
-                if (log.overwritten(d[1], d[2])) {
+                Log.Fate f = log.fate(d[1], d[2]);
+                if (f != Log.Fate.PENDING) {
                     it.remove();
-                    free.add(d[0]);
+                    if (f == Log.Fate.OVERWRITTEN) {
+                        free.add(d[0]);
+                    }
                 }
             }
             count = waiting.size() + droppedOwn.size();
@@ -119,6 +125,11 @@ final class ReplacedBlocks {
         }
         log.sync();
         releaseDurable();
+    }
+
+    /** The blocks of failed puts still held ({@link #addDropped}), for the tests. */
+    synchronized long[] failedPutBlocks() {
+        return droppedOwn.stream().mapToLong(d -> d[0]).toArray();
     }
 
     /** Blocks waiting for their replacing record to be durable, or for their own dropped record to be overwritten. */

@@ -277,10 +277,10 @@ public final class WriteLayer {
                     try {
                         finish(a);
                     } catch (HtodException e) {
-                        // A placed block goes back once the log has healed over its dropped
-                        // record. Not before, nor for any other failure: the record may yet be
-                        // durable and name it, and the block then stays allocated (unrecorded)
-                        // until the store reopens.
+                        // A placed block goes back once the log has healed over the record, if a
+                        // failure dropped it; not before, when a crash could still replay it. A
+                        // record that turns out durable names it, and it stays allocated
+                        // (unrecorded) until the store reopens.
                         if (v.placed() != 0) {
                             installs.replaced.addDropped(v.placed(), a.lsn(), a.generation());
                         }

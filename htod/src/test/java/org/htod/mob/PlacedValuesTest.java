@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.htod.Codec;
 import org.htod.Durability;
 import org.htod.Htod;
@@ -220,28 +221,37 @@ class PlacedValuesTest {
 
     /**
      * A placed put whose record a failed log write dropped fails, and its block goes back once the
-     * log's heal has overwritten that record: not while the log is still failed (a replay could
-     * read the record until then), and no longer held until the store reopens. Puts are tried
-     * until the failing sync meets a placed put's commit rather than an allocation's sync or the
-     * flusher's.
+     * log's heal has overwritten that record: not while the log is still failed (a crash could
+     * replay the record until then), and no longer held until the store reopens. The fault is the
+     * second sync of a placed put's commit, the one of its frames' durable write, so the record's
+     * frames are on the device when it fails; puts are tried until the fault meets one. Then the
+     * block is used again by a later put, and the device as a crash would leave it opens with
+     * every acknowledged put and without the failed one: the heal had blanked the dropped record,
+     * which named the block.
      */
     @Test
     void aPlacedPutWhoseRecordWasDroppedGivesItsBlockBackOnceTheLogHealed() {
         MemoryDevice disk = new MemoryDevice();
         FaultyDevice faults = new FaultyDevice(disk);
         HtodStore s = builder(faults, 512).open();
+        java.util.Map<String, String> made = new java.util.HashMap<>();
+        MemoryDevice crashed;
         int failed = -1;
         try {
             HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
             WriteLayer layer = LogStores.layer(s);
             ReplacedBlocks replaced = layer.installs.replaced;
+            long block = 0;
             for (int i = 0; i < 50 && failed < 0; i++) {
-                faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+                faults.failSync(2, FaultyDevice.Fault.IO_ERROR, false);
                 try {
                     m.put("k" + i, value(i, VALUE));
+                    made.put("k" + i, value(i, VALUE));
                 } catch (org.htod.core.HtodException e) {
-                    if (replaced.waiting() > 0) {
+                    long[] held = replaced.failedPutBlocks();
+                    if (held.length > 0) {
                         failed = i;
+                        block = held[0];
                     }
                 }
                 faults.heal();
@@ -250,20 +260,36 @@ class PlacedValuesTest {
             assertEquals(1, replaced.waiting(), "the failed put's block, held");
             replaced.releaseDurable();
             assertEquals(1, replaced.waiting(), "held while the log has not healed over its record");
+            assertTrue(layer.heap.unrecorded().contains(block));
             m.put("after", value(-1, VALUE)); // heals the log first
+            made.put("after", value(-1, VALUE));
             assertEquals(0, replaced.waiting(), "given back once the log healed");
+            assertTrue(!layer.heap.unrecorded().contains(block), "the block back in the heap");
+            long tableId = layer.map("m", false).tableId;
+            boolean reused = false;
+            for (int j = 0; j < 8 && !reused; j++) {
+                m.put("reuse" + j, value(100 + j, VALUE));
+                made.put("reuse" + j, value(100 + j, VALUE));
+                Mob.Pending p = layer.mob.get(tableId, ("reuse" + j).getBytes(StandardCharsets.UTF_8));
+                reused = p != null && p.current.placed() == block;
+            }
+            assertTrue(reused, "a later put placed its value in the block given back");
             assertEquals(null, m.get("k" + failed));
-            assertEquals(value(-1, VALUE), m.get("after"));
+            crashed = LogStores.copy(disk); // the device as a power cut now would leave it
             s.close();
         } finally {
             LogStores.closeQuietly(s);
         }
-        try (HtodStore again = builder(disk.reopen(), 512).open()) {
-            HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
-            assertEquals(null, r.get("k" + failed));
-            assertEquals(value(-1, VALUE), r.get("after"));
-            assertEquals(failed + 1, r.size());
-            LogStores.verify(again);
+        for (MemoryDevice d : List.of(crashed, disk.reopen())) {
+            try (HtodStore again = builder(d, 512).open()) {
+                HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
+                assertEquals(null, r.get("k" + failed));
+                for (java.util.Map.Entry<String, String> e : made.entrySet()) {
+                    assertEquals(e.getValue(), r.get(e.getKey()), e.getKey());
+                }
+                assertEquals(made.size(), r.size());
+                LogStores.verify(again);
+            }
         }
     }
 

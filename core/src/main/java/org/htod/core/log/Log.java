@@ -121,8 +121,8 @@ public final class Log {
     private final HtodException[] endedBy = new HtodException[ENDED];
     /**
      * For the same generations: from where the heal after the failure overwrote the log, so that
-     * no record of that generation from there on can ever be read back ({@link #overwritten});
-     * {@link Long#MAX_VALUE} until that heal is done.
+     * no record of that generation from there on can ever be read back ({@link #fate}); set to
+     * {@link Long#MAX_VALUE} when the failure comes, until its heal is done.
      */
     private final long[] healedFrom = new long[ENDED];
     private boolean closed;
@@ -720,17 +720,40 @@ public final class Log {
         return gen != generation && !isDurable(lsn, gen);
     }
 
+    /** What became of a record, as far as the log can tell ({@link #fate}). */
+    public enum Fate {
+        /** Durable, or may yet be: in the current generation, or in one whose failure is not healed yet. */
+        PENDING,
+        /** Durable (before any failure that ended its generation). */
+        DURABLE,
+        /**
+         * Dropped by a failure, and overwritten since by the heal after it, from where the failed
+         * write began: no replay can ever read it, and what it named outside the log (a placed
+         * value's block) is nobody's.
+         */
+        OVERWRITTEN,
+        /** Past {@link #ENDED} failures since its generation ended: the log no longer knows. */
+        UNKNOWN
+    }
+
     /**
-     * Whether the record that begins at {@code lsn}, appended in generation {@code gen}, was
-     * dropped by a failure and then overwritten by the heal after it, so that no replay can ever
-     * read it: what it named outside the log (a placed value's block) is nobody's. False where
-     * that is not known for certain: not dropped, not healed yet, or past {@link #ENDED} failures
-     * since (where {@link #dropped} counts it as dropped, which is safe for logging it again, not
-     * for giving back what it names).
+     * What became of the record that begins at {@code lsn}, appended in generation {@code gen}
+     * ({@link Appended}). Only {@link Fate#OVERWRITTEN} lets a caller give back what the record
+     * named: {@link #dropped} counts a record of a generation past {@link #ENDED} failures as
+     * dropped, which is safe for logging its change again, not for that.
      */
-    public synchronized boolean overwritten(long lsn, long gen) {
+    public synchronized Fate fate(long lsn, long gen) {
+        if (gen == generation) {
+            return lsn < durable ? Fate.DURABLE : Fate.PENDING;
+        }
         int i = (int) Math.floorMod(gen, (long) ENDED);
-        return gen != generation && endedGeneration[i] == gen && lsn >= healedFrom[i] && lsn >= durableAtEnd[i];
+        if (endedGeneration[i] != gen) {
+            return Fate.UNKNOWN;
+        }
+        if (lsn < durableAtEnd[i]) {
+            return Fate.DURABLE;
+        }
+        return lsn >= healedFrom[i] ? Fate.OVERWRITTEN : Fate.PENDING;
     }
 
     /** A failed write or sync: every record from {@code from} on is dropped. */
