@@ -468,6 +468,10 @@ public final class Log {
         ensureUsable();
         // the flusher's own records (keepFree 0) go on waiting for a release through a stall
         waitForRoom(len, keepFree, keepFree > 0);
+        // Again after a wait: a failure that dropped records made the room, and a failed log
+        // takes no record until it heals. Appended, the record was written after the heal while
+        // its waiter was told it had failed (an install record then logged twice).
+        ensureUsable();
         long pad = padBefore(len);
         if (pad > 0) {
             if (pad >= Records.HEADER) {

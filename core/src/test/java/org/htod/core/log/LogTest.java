@@ -574,6 +574,50 @@ class LogTest {
         assertTrue(log.append(DATA, payload(next, 500)).lsn() >= 0, "room made: writes go on");
     }
 
+    /**
+     * An append waiting for room when a failed write drops the records that filled the log: the
+     * room the failure made is not the append's to take, since the log refuses appends until it
+     * heals. It used to take it: its record was appended into a failed log, its waiter (the
+     * flusher's install record) told it had failed, and the record written all the same after the
+     * heal, while the install it recorded was tried again with a second record of the same
+     * allocations and frees, which a replay refuses.
+     */
+    @Test
+    void anAppendWaitingForRoomIsRefusedWhenAFailureMakesTheRoom() throws Exception {
+        MemoryDevice disk = new MemoryDevice();
+        FaultyDevice dev = new FaultyDevice(disk);
+        Log log = log(dev, REGION * 2, 0, 0, 1);
+        long id = 0;
+        while (log.regionSize() - log.used() >= 2 * Records.length(500)) {
+            log.appendReserved(DATA, payload(id++, 500));
+        }
+        log.sync(); // durable up to here
+        Log.Appended pending = log.appendReserved(DATA, payload(id++, 500)); // fills the log, not durable
+        AtomicReference<Object> got = new AtomicReference<>();
+        long next = id;
+        Thread w = new Thread(() -> {
+            try {
+                got.set(log.appendReserved(DATA, payload(next, 500)));
+            } catch (Throwable t) {
+                got.set(t);
+            }
+        });
+        w.start();
+        while (w.getState() != Thread.State.WAITING && w.getState() != Thread.State.TIMED_WAITING) {
+            Thread.onSpinWait();
+        }
+        dev.failWrite(1, FaultyDevice.Fault.IO_ERROR, false);
+        assertThrows(HtodException.class, () -> log.awaitDurable(pending), "the write of the last record fails");
+        w.join(10_000);
+        assertFalse(w.isAlive(), "the failure ended the wait");
+        assertTrue(got.get() instanceof HtodException, "refused, not appended into the failed log: " + got.get());
+        log.heal();
+        log.awaitDurable(log.appendReserved(DATA, payload(-1, 100)));
+        List<Long> ids = readAll(disk, 0, REGION * 2);
+        assertFalse(ids.contains(next), "the waiting append's record is nowhere in the log: " + ids);
+        assertEquals(-1L, (long) ids.get(ids.size() - 1));
+    }
+
     @Test
     void damageInTheMiddleIsRefusedWhileATornLastGroupEndsTheLog() {
         // Three groups of three records: the middle group's second record is damaged, and a
