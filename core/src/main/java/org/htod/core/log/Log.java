@@ -814,13 +814,18 @@ public final class Log {
         long to;
         long e;
         synchronized (this) {
-            if (closed) {
-                throw new StoreClosedException("the log of " + dev.name() + " is closed");
-            }
-            if (failure == null) {
-                return -1;
-            }
-            while (leader) {
+            // Looked at again after each wait for the lead: another heal may have taken it first
+            // and healed this failure, and records appended since may lie in its range.
+            while (true) {
+                if (closed) {
+                    throw new StoreClosedException("the log of " + dev.name() + " is closed");
+                }
+                if (failure == null) {
+                    return -1;
+                }
+                if (!leader) {
+                    break;
+                }
                 waitQuietly();
             }
             leader = true;

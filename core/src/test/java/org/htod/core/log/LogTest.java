@@ -618,6 +618,84 @@ class LogTest {
         assertEquals(-1L, (long) ids.get(ids.size() - 1));
     }
 
+    /** A device whose next sync, once armed, waits until the test lets it go on. */
+    private static final class GatedSyncDevice extends ForwardingDevice {
+        volatile CountDownLatch entered;
+        volatile CountDownLatch gate;
+
+        GatedSyncDevice(BlockDevice inner) {
+            super(inner);
+        }
+
+        @Override
+        public void sync() {
+            CountDownLatch g = gate;
+            if (g != null) {
+                gate = null;
+                entered.countDown();
+                try {
+                    g.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            super.sync();
+        }
+    }
+
+    /**
+     * Two heals of one failure, the second waiting while the first writes: the second finds the
+     * log healed and does nothing. Taking the lead after its wait without looking again, it
+     * overwrote the range of a failure already healed, where records appended since may lie, and
+     * moved the durable position back. (The write layer heals under its install lock, one at a
+     * time; the log does not count on that.)
+     */
+    @Test
+    void aHealThatWaitedForAnotherFindsTheLogHealed() throws Exception {
+        MemoryDevice disk = new MemoryDevice();
+        FaultyDevice faults = new FaultyDevice(disk);
+        GatedSyncDevice dev = new GatedSyncDevice(faults);
+        Log log = log(dev, REGION * 4, 0, 0, 1);
+        for (int i = 0; i < 5; i++) {
+            log.awaitDurable(log.append(DATA, payload(i, 300)));
+        }
+        faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+        Log.Appended lost = log.append(DATA, payload(5, 300));
+        assertThrows(HtodException.class, () -> log.awaitDurable(lost));
+        dev.entered = new CountDownLatch(1);
+        CountDownLatch gate = new CountDownLatch(1);
+        dev.gate = gate;
+        AtomicReference<Object> first = new AtomicReference<>();
+        AtomicReference<Object> second = new AtomicReference<>();
+        Thread t1 = new Thread(() -> {
+            try {
+                first.set(log.heal(() -> log.awaitDurable(log.append(DATA, payload(6, 300)))));
+            } catch (Throwable t) {
+                first.set(t);
+            }
+        });
+        t1.start();
+        dev.entered.await(); // the first heal is in its sync, holding the lead
+        Thread t2 = new Thread(() -> {
+            try {
+                second.set(log.heal());
+            } catch (Throwable t) {
+                second.set(t);
+            }
+        });
+        t2.start();
+        while (t2.getState() != Thread.State.WAITING && t2.getState() != Thread.State.TIMED_WAITING) {
+            Thread.onSpinWait();
+        }
+        gate.countDown();
+        t1.join(10_000);
+        t2.join(10_000);
+        assertEquals(lost.lsn(), first.get(), "the first heal, from the dropped record");
+        assertEquals(-1L, second.get(), "the second finds nothing to heal");
+        log.awaitDurable(log.append(DATA, payload(7, 100)));
+        assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 6L, 7L), readAll(disk, 0), "the relogged record kept");
+    }
+
     @Test
     void damageInTheMiddleIsRefusedWhileATornLastGroupEndsTheLog() {
         // Three groups of three records: the middle group's second record is damaged, and a
