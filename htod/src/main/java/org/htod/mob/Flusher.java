@@ -156,9 +156,8 @@ final class Flusher {
                         installs.checkpointIfLogFills();
                         countWork(); // a batch at a time: a pass lasts as long as the writers outrun it
                     }
-                    if (layer.closing() && mob.isEmpty()) {
-                        installs.checkpoint(true);
-                        return;
+                    if (layer.closing() && mob.isEmpty() && installs.checkpoint(true)) {
+                        return; // else a writer in the middle of a change when the close began added one: again
                     }
                     if (idle && installs.logMovedSinceCheckpoint()) {
                         installs.checkpoint(false);

@@ -206,11 +206,13 @@ final class Installs {
     boolean doublings() {
         boolean more = false;
         for (HashtableOnDisk t : tables.all()) {
-            if (!roomForFlusherRecords()) {
-                return true;
-            }
             install.lock();
             try {
+                // Under the lock that the step is taken under: another thread's step or install
+                // may have used the room between a look before it and the step.
+                if (!roomForFlusherRecords()) {
+                    return true;
+                }
                 if (t.doublingDue(0)) {
                     more |= t.doublingStep(0);
                     stats.doublingSteps++;
@@ -245,7 +247,10 @@ final class Installs {
                 boolean more;
                 install.lock();
                 try {
-                    if (!t.doublingDue(coming)) {
+                    // Both again under the lock: another thread's step or install (a caller's
+                    // checkpoint runs installs and steps beside the flusher) may have taken the
+                    // step or the room meanwhile.
+                    if (!t.doublingDue(coming) || !roomForFlusherRecords()) {
                         break;
                     }
                     more = t.doublingStep(coming);
@@ -272,10 +277,11 @@ final class Installs {
     /**
      * A checkpoint: the heap's state and every table's, in a new block; the table headers; a
      * sync; then the superblock names the block and the log positions from which recovery reads
-     * and redoes, and the log's space before them is free again. With {@code clean}, the buffer
-     * is empty and the superblock says the store was closed cleanly.
+     * and redoes, and the log's space before them is free again. With {@code clean}, for a close,
+     * the superblock says the store was closed cleanly if the buffer is empty; returns whether it
+     * said so.
      */
-    void checkpoint(boolean clean) {
+    boolean checkpoint(boolean clean) {
         install.lock();
         try {
             heal.run();
@@ -289,6 +295,11 @@ final class Installs {
             } finally {
                 appendGuard.writeLock().unlock();
             }
+            // Clean only with nothing buffered, as seen under the append guard: a writer that
+            // was in the middle of a change when the flusher found the buffer empty (a close
+            // waits for it) may have added its change since, and a clean superblock has the next
+            // open replay nothing.
+            boolean cleanNow = clean && start == cpLsn;
             // At ASYNC and NONE the records before cpLsn may not be durable yet. A superblock
             // naming cpLsn beyond the log's durable end would, after a crash, have recovery go on
             // from that end below cpLsn, and the next recovery skip the install records written
@@ -325,7 +336,7 @@ final class Installs {
                 long epoch = log.epoch();
                 long s = start;
                 superblockTried = true;
-                storage.update(sb -> sb.withClean(clean).withSnapshot(payloadAt, len)
+                storage.update(sb -> sb.withClean(cleanNow).withSnapshot(payloadAt, len)
                         .withLog(new Superblock.LogState(epoch, s, cpLsn, true)));
             } catch (RuntimeException e) {
                 if (superblockTried) {
@@ -343,6 +354,7 @@ final class Installs {
             lastCheckpointEnd = log.end();
             log.release(Math.min(start, log.durable()));
             stats.checkpoints++;
+            return cleanNow;
         } finally {
             install.unlock();
         }

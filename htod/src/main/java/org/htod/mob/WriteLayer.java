@@ -250,7 +250,7 @@ public final class WriteLayer {
                 }
                 // A decision made before waiting for room stands if the key has not changed since;
                 // else the mutation is asked again (as ConcurrentMap allows).
-                Change c = decided != null && state(p, inTableEntry).equals(decidedOn) ? decided : mutation.apply(cur);
+                Change c = decided != null && state(p, inTableEntry, cur).equals(decidedOn) ? decided : mutation.apply(cur);
                 if (c == null) {
                     return;
                 }
@@ -270,7 +270,7 @@ public final class WriteLayer {
                     if (v.placed() != 0) {
                         heap.unrecorded().release(v.placed()); // no record names it
                     }
-                    decidedOn = state(p, inTableEntry); // only now: it hashes the value
+                    decidedOn = state(p, inTableEntry, cur); // only now: it hashes the value
                     decided = c;
                     expected = payload.remaining();
                 } else {
@@ -335,14 +335,15 @@ public final class WriteLayer {
 
     /**
      * What a decision was made on, to tell after a wait whether the key changed meanwhile: the
-     * buffered value itself, or the table's entry by version, expiry and a hash of its value.
+     * buffered value itself, or the table's entry by version, expiry and a hash of its value; and
+     * whether the function saw it live ({@code cur}): a value that expired during the wait is a
+     * change the decision did not see.
      */
-    private static Object state(Mob.Pending p, StoredEntry inTable) {
-        if (p != null) {
-            return p.current;
-        }
-        return inTable == null ? "absent"
+    private static Object state(Mob.Pending p, StoredEntry inTable, StoredEntry cur) {
+        Object of = p != null ? p.current
+                : inTable == null ? "absent"
                 : inTable.version() + "@" + inTable.expiry() + "#" + java.util.Arrays.hashCode(inTable.value());
+        return java.util.List.of(of, cur != null);
     }
 
     /**
