@@ -67,6 +67,7 @@ class DecisionAfterWaitTest {
         try {
             HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
             m.put("k", "old", Duration.ofSeconds(10));
+            s.checkpoint(); // installed: the key's state is the table's, before and after the wait alike
             WriteLayer layer = LogStores.layer(s);
             long tableId = layer.map("m", false).tableId;
             ReentrantLock install = layer.installLock();
