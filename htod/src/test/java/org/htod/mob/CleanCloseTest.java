@@ -33,13 +33,9 @@ class CleanCloseTest {
 
     /** Whether the flusher thread is inside the checkpoint's code, waiting or not. */
     private static boolean flusherInCheckpoint() {
-        for (var e : Thread.getAllStackTraces().entrySet()) {
-            if (e.getKey().getName().startsWith("htod-flusher")) {
-                for (StackTraceElement f : e.getValue()) {
-                    if (f.getClassName().equals(Installs.class.getName()) && f.getMethodName().equals("checkpoint")) {
-                        return true;
-                    }
-                }
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().startsWith("htod-flusher") && LogStores.inside(t, Installs.class, "checkpoint")) {
+                return true;
             }
         }
         return false;

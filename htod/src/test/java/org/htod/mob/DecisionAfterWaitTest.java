@@ -51,12 +51,7 @@ class DecisionAfterWaitTest {
     }
 
     private static boolean waitingForRoom(Thread t) {
-        for (StackTraceElement f : t.getStackTrace()) {
-            if (f.getClassName().equals(Log.class.getName()) && f.getMethodName().equals("awaitRoom")) {
-                return true;
-            }
-        }
-        return false;
+        return LogStores.inside(t, Log.class, "awaitRoom");
     }
 
     @Test

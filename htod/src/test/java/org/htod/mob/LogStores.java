@@ -98,4 +98,14 @@ final class LogStores {
             // the device was cut or crashed under it
         }
     }
+
+    /** Whether {@code t} is inside {@code type}'s method {@code method} now, running or waiting. */
+    static boolean inside(Thread t, Class<?> type, String method) {
+        for (StackTraceElement f : t.getStackTrace()) {
+            if (f.getClassName().equals(type.getName()) && f.getMethodName().equals(method)) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

@@ -353,12 +353,7 @@ class LogTest {
         MemoryDevice disk = new MemoryDevice();
         FaultyDevice dev = new FaultyDevice(disk);
         Log log = log(dev, REGION * 4, 0, 0, 1);
-        for (int i = 0; i < 5; i++) {
-            log.awaitDurable(log.append(DATA, payload(i, 300)));
-        }
-        dev.failSync(1, FaultyDevice.Fault.DISK_FULL, true);
-        Log.Appended lost = log.append(DATA, payload(5, 300));
-        assertThrows(HtodException.class, () -> log.awaitDurable(lost));
+        Log.Appended lost = fiveDurableThenOneDropped(log, dev, FaultyDevice.Fault.DISK_FULL, true);
         assertTrue(log.failed());
         assertThrows(HtodException.class, () -> log.append(DATA, payload(6, 300)), "appends refused until healed");
         assertThrows(HtodException.class, log::heal, "the device still fails");
@@ -367,6 +362,21 @@ class LogTest {
         assertFalse(log.failed());
         log.awaitDurable(log.append(DATA, payload(7, 100)));
         assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 7L), readAll(disk, 0), "the dropped record is never read");
+    }
+
+    /**
+     * Records 0 to 4 made durable, then record 5 dropped by the next sync's {@code fault}
+     * (failing every later sync too with {@code sticky}); returns record 5.
+     */
+    private static Log.Appended fiveDurableThenOneDropped(Log log, FaultyDevice faults, FaultyDevice.Fault fault,
+            boolean sticky) {
+        for (int i = 0; i < 5; i++) {
+            log.awaitDurable(log.append(DATA, payload(i, 300)));
+        }
+        faults.failSync(1, fault, sticky);
+        Log.Appended lost = log.append(DATA, payload(5, 300));
+        assertThrows(HtodException.class, () -> log.awaitDurable(lost));
+        return lost;
     }
 
     /**
@@ -656,12 +666,7 @@ class LogTest {
         FaultyDevice faults = new FaultyDevice(disk);
         GatedSyncDevice dev = new GatedSyncDevice(faults);
         Log log = log(dev, REGION * 4, 0, 0, 1);
-        for (int i = 0; i < 5; i++) {
-            log.awaitDurable(log.append(DATA, payload(i, 300)));
-        }
-        faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
-        Log.Appended lost = log.append(DATA, payload(5, 300));
-        assertThrows(HtodException.class, () -> log.awaitDurable(lost));
+        Log.Appended lost = fiveDurableThenOneDropped(log, faults, FaultyDevice.Fault.IO_ERROR, false);
         dev.entered = new CountDownLatch(1);
         CountDownLatch gate = new CountDownLatch(1);
         dev.gate = gate;
