@@ -571,6 +571,13 @@ public final class WriteLayer {
                 }
             }
             if (ops.isEmpty()) {
+                // No buffered key's newest record was dropped: a change whose dropped record
+                // replaced a placed value was replaced in turn, by a record appended since the
+                // heal (a writer that held the append guard across it). Its replaced block waits
+                // for everything appended so far, that newer record among them; left pointing at
+                // the dropped record, it would wait for good, and hold back every block after it.
+                Log.Appended now = log.appendedSoFar();
+                installs.replaced.relogged(Math.max(0, now.lsn() - 1), now.generation());
                 return;
             }
             // Replayed whole or not at all: the changes of one WriteBatch, dropped together, and

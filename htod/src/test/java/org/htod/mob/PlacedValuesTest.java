@@ -334,6 +334,43 @@ class PlacedValuesTest {
         }
     }
 
+    /**
+     * A replaced block whose replacing record a failed log write dropped, when the heal's relog
+     * finds no buffered key to log again (as when the key's change was replaced in turn by a
+     * record appended after the heal, by a writer that held the append guard across it): the
+     * block waits for what was appended up to the relog, not for the dropped record, which never
+     * becomes durable. It waited for good, and held back every replaced block after it. The log
+     * is driven directly, with nothing in the buffer, as above; the heal is the write layer's, which
+     * a put runs.
+     */
+    @Test
+    void aReplacedBlockWhoseDroppedRecordNoRelogCoversGoesBackAfterTheHeal() {
+        FaultyDevice dev = new FaultyDevice(new MemoryDevice());
+        HtodStore s = builder(dev, 1024).durability(Durability.NONE).open();
+        try {
+            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            WriteLayer layer = LogStores.layer(s);
+            Log log = layer.log;
+            ReplacedBlocks replaced = layer.installs.replaced;
+            long block = layer.heap.allocateUnrecorded(ByteBuffer.allocate(2000));
+            ByteBuffer record = DataRecord.encode(java.util.List.of(
+                    new DataRecord.Op(1, "k".getBytes(StandardCharsets.UTF_8), new byte[] {1}, 2, 0)));
+            Log.Appended replacing = log.append(DataRecord.TYPE, record.duplicate());
+            replaced.add(block, replacing.lsn(), replacing.generation());
+            dev.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+            assertThrows(org.htod.core.HtodException.class, () -> log.awaitDurable(replacing), "dropped");
+            assertTrue(log.failed());
+            m.put("after", "a"); // heals the log first; the relog finds nothing of the buffer dropped
+            s.sync();
+            replaced.releaseDurable();
+            assertEquals(0, replaced.waiting(), "given back once what was appended by the relog is durable");
+            assertTrue(!layer.heap.unrecorded().contains(block));
+            assertEquals("a", m.get("after"));
+        } finally {
+            LogStores.closeQuietly(s);
+        }
+    }
+
     /** A store, its first puts placed and acknowledged, and a copy of its device taken before any install. */
     private static final class Crashed {
         MemoryDevice copy;

@@ -878,6 +878,15 @@ public final class Log {
         return end;
     }
 
+    /**
+     * Everything appended so far, as one {@link Appended}: from the log's end to itself, in the
+     * current generation. {@link #isDurable} of the position before it says whether every record
+     * appended so far is durable.
+     */
+    public synchronized Appended appendedSoFar() {
+        return new Appended(end, end, generation);
+    }
+
     /** Position up to which records are durable. */
     public synchronized long durable() {
         return durable;
