@@ -72,6 +72,7 @@ final class Installs {
         this.lastCheckpointEnd = log.end();
         this.replaced = new ReplacedBlocks(heap, log);
         mob.onReplacedPlaced(replaced);
+        mob.whenDropped(log::dropped);
     }
 
     /** Installs one batch of the oldest changes; returns whether there was anything to install. */

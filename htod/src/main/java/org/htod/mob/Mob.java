@@ -146,6 +146,13 @@ final class Mob {
      * it; null while a recovery replays the log (whose replaced blocks were never taken back).
      */
     private volatile ReplacedBlocks replacedPlaced;
+    /** Whether a failure dropped the record at a position of a generation ({@code Log.dropped}); null during a replay. */
+    private volatile DroppedRecords droppedRecords;
+
+    /** Whether a failed log write dropped the record at {@code lsn}, appended in generation {@code generation}. */
+    interface DroppedRecords {
+        boolean dropped(long lsn, long generation);
+    }
     /** Per map, its keys whose {@link Pending#inTable} is {@link #UNKNOWN}: a size resolves them only while some are. */
     private final ConcurrentHashMap<Long, LongAdder> unknowns = new ConcurrentHashMap<>();
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
@@ -303,6 +310,19 @@ final class Mob {
             onReplaced.add(old.placed, lsn, generation);
         }
         p.current = v;
+        DroppedRecords d = droppedRecords;
+        if (generation != p.lastGeneration && p.taken < 0 && d != null && d.dropped(p.lastLsn, p.lastGeneration)) {
+            // The key's newest record was dropped by a failure (and its first the tables lack
+            // too, unless that one was durable before): this record, appended since the heal by a
+            // writer that held the append guard across it, so that the heal's relog passed the
+            // key by, holds the key's whole state, and the log is kept from here for it. Kept from
+            // a dropped position, which the healed log fills with other records, a checkpoint
+            // named that as where replay begins (inside another record: an open refused as
+            // damage) or, the oldest key being another, a position past this record (lost).
+            queue.remove(p);
+            p.firstLsn = lsn;
+            queue.add(p);
+        }
         if (generation != p.lastGeneration || lsn > p.lastLsn) {
             p.lastLsn = lsn; // a heal lays records anew from an earlier position: the generation tells
             p.lastGeneration = generation;
@@ -355,6 +375,11 @@ final class Mob {
     /** From now on, {@code r} is told of each placed value replaced before its install (see {@link #put}). */
     void onReplacedPlaced(ReplacedBlocks r) {
         replacedPlaced = r;
+    }
+
+    /** From now on, {@link #put} asks {@code d} whether a key's newest record was dropped (see there). */
+    void whenDropped(DroppedRecords d) {
+        droppedRecords = d;
     }
 
     /** Up to {@code max} keys not being installed, oldest record first. */
