@@ -349,13 +349,16 @@ public final class LoggedOpen {
 
     /**
      * The link writes of {@code installs} (in log order) a replay redoes, the latest per place
-     * (keyed by the device address of the link, {@code address} giving a handle's): not a link
-     * into a block a later record frees (the block may be reused), nor into one a later record
-     * allocates. That allocation wrote the block whole, so a link recorded before it is into the
-     * block's earlier entry: a commit that follows one whose link writes failed records those
-     * links again, after the record that freed their blocks, and redone they would overwrite the
-     * next link of the block's new entry. A link into a block freed before its record and not
-     * allocated since is kept: it is into a free block, and harms nothing.
+     * (keyed by the device address of the link, {@code address} giving a handle's): only links
+     * into a block that the end of these records leaves allocated, and recorded at or after its
+     * last allocation. Not a link into a block a later record allocates: that allocation wrote the
+     * block whole, so a link recorded before it is into the block's earlier entry (a commit that
+     * follows one whose link writes failed records those links again, after the record that freed
+     * their blocks, and redone they would overwrite the next link of the block's new entry). Nor
+     * a link into a block the records leave free, freed before the link's record or after it: no
+     * table reaches a free block, and its space may hold what no install record names, a placed
+     * value's entry, or the middle of a block a later record allocated at a lower address after
+     * the free space was merged, whose bytes the link would overwrite.
      */
     static Map<Long, InstallRecord.LinkWrite> linksToRedo(List<InstallRecord> installs,
             java.util.function.LongUnaryOperator address) {
@@ -375,7 +378,8 @@ public final class LoggedOpen {
                 long block = address.applyAsLong(l.block());
                 Integer freedAt = lastFree.get(block);
                 Integer allocatedAt = lastAlloc.get(block);
-                if ((freedAt == null || freedAt < i) && (allocatedAt == null || allocatedAt <= i)) {
+                boolean endsFree = freedAt != null && (allocatedAt == null || allocatedAt < freedAt);
+                if (!endsFree && (allocatedAt == null || allocatedAt <= i)) {
                     links.put(block + l.offset(), l);
                 } else {
                     links.remove(block + l.offset());
