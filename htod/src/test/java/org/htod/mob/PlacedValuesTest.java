@@ -301,6 +301,26 @@ class PlacedValuesTest {
      * key's last, read from a block another value may have taken. The log is driven directly here,
      * with nothing in the write buffer, so that the flusher stays idle.
      */
+    /** A data record of key "k" of table 1, as a writer's. */
+    private static ByteBuffer recordOfK() {
+        return DataRecord.encode(java.util.List.of(
+                new DataRecord.Op(1, "k".getBytes(StandardCharsets.UTF_8), new byte[] {1}, 2, 0)));
+    }
+
+    /**
+     * A block, allocated unrecorded, whose placed value a record of key "k" replaced, appended to
+     * the log directly (nothing in the buffer); that record then dropped by a failed sync, the log
+     * left failed.
+     */
+    private static long blockReplacedByADroppedRecord(WriteLayer layer, FaultyDevice dev) {
+        long block = layer.heap.allocateUnrecorded(ByteBuffer.allocate(2000));
+        Log.Appended replacing = layer.log.append(DataRecord.TYPE, recordOfK());
+        layer.installs.replaced.add(block, replacing.lsn(), replacing.generation());
+        dev.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
+        assertThrows(org.htod.core.HtodException.class, () -> layer.log.awaitDurable(replacing), "dropped");
+        return block;
+    }
+
     @Test
     void aReplacedBlockWhoseReplacingRecordWasDroppedWaitsForItsChangeLoggedAgain() {
         FaultyDevice dev = new FaultyDevice(new MemoryDevice());
@@ -309,13 +329,8 @@ class PlacedValuesTest {
             WriteLayer layer = LogStores.layer(s);
             Log log = layer.log;
             ReplacedBlocks replaced = layer.installs.replaced;
-            long block = layer.heap.allocateUnrecorded(ByteBuffer.allocate(2000));
-            ByteBuffer record = DataRecord.encode(java.util.List.of(
-                    new DataRecord.Op(1, "k".getBytes(StandardCharsets.UTF_8), new byte[] {1}, 2, 0)));
-            Log.Appended replacing = log.append(DataRecord.TYPE, record.duplicate());
-            replaced.add(block, replacing.lsn(), replacing.generation());
-            dev.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
-            assertThrows(org.htod.core.HtodException.class, () -> log.awaitDurable(replacing), "dropped");
+            long block = blockReplacedByADroppedRecord(layer, dev);
+            ByteBuffer record = recordOfK();
             log.heal();
             Log.Appended other = log.append(DataRecord.TYPE, record.duplicate()); // where the dropped one was
             log.awaitDurable(other);
@@ -352,13 +367,7 @@ class PlacedValuesTest {
             WriteLayer layer = LogStores.layer(s);
             Log log = layer.log;
             ReplacedBlocks replaced = layer.installs.replaced;
-            long block = layer.heap.allocateUnrecorded(ByteBuffer.allocate(2000));
-            ByteBuffer record = DataRecord.encode(java.util.List.of(
-                    new DataRecord.Op(1, "k".getBytes(StandardCharsets.UTF_8), new byte[] {1}, 2, 0)));
-            Log.Appended replacing = log.append(DataRecord.TYPE, record.duplicate());
-            replaced.add(block, replacing.lsn(), replacing.generation());
-            dev.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
-            assertThrows(org.htod.core.HtodException.class, () -> log.awaitDurable(replacing), "dropped");
+            long block = blockReplacedByADroppedRecord(layer, dev);
             assertTrue(log.failed());
             m.put("after", "a"); // heals the log first; the relog finds nothing of the buffer dropped
             s.sync();
