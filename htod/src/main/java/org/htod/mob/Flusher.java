@@ -255,10 +255,22 @@ final class Flusher {
         return end - mob.minFirstLsn(end);
     }
 
-    /** The flusher stops for good: writers are told why instead of waiting for room. */
+    /**
+     * The flusher stops for good: writers are told why instead of waiting for room. The records
+     * appended since the log's last sync (at ASYNC and NONE) are made durable first where the
+     * log's device still works (damage in the tables, say): the log refuses every call from then
+     * on, and they would never be written, though the close says the next open recovers them.
+     */
     private void stop(HtodException why) {
         failure = why;
         stopped = why;
+        try {
+            if (!log.failed()) {
+                log.sync();
+            }
+        } catch (RuntimeException e) {
+            // the log's device fails too: those records are lost, as a crash would lose them
+        }
         log.refuse(why);
         mob.close();
     }
