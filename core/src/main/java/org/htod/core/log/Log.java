@@ -708,11 +708,7 @@ public final class Log {
      * (a dropped record never is; past {@link #ENDED} failures since, it counts as dropped).
      */
     public synchronized boolean isDurable(long lsn, long gen) {
-        if (gen == generation) {
-            return lsn < durable;
-        }
-        int i = (int) Math.floorMod(gen, (long) ENDED);
-        return endedGeneration[i] == gen && lsn < durableAtEnd[i];
+        return fate(lsn, gen) == Fate.DURABLE;
     }
 
     /**
