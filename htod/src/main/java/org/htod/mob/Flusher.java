@@ -74,6 +74,12 @@ final class Flusher {
         }
     }
 
+    /** Ends the thread for good, whatever it was doing (a test then installs and steps by hand). */
+    void interruptAndJoin() throws InterruptedException {
+        thread.interrupt();
+        thread.join();
+    }
+
     /** Waits for the thread to end (after a close woke it). */
     void join() throws InterruptedException {
         thread.join();

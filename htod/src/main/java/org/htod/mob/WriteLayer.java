@@ -735,6 +735,15 @@ public final class WriteLayer {
         installs.everything();
     }
 
+    /**
+     * Ends the flusher thread: a test that must know every install and doubling step then runs
+     * them itself. The store stays readable and writable until its buffer is full; its close does
+     * not install what is buffered (the next open recovers it from the log).
+     */
+    void stopFlusherThread() throws InterruptedException {
+        flusher.interruptAndJoin();
+    }
+
     /** The install lock: a test holds it to keep the flusher off while it runs installs itself. */
     ReentrantLock installLock() {
         return install;
