@@ -862,16 +862,28 @@ public final class HtodStore implements AutoCloseable {
             }
             return;
         }
-        if (syncer != null) {
-            syncer.shutdown();
-            try {
-                syncer.awaitTermination(1, TimeUnit.MINUTES);
-            } catch (InterruptedException e) {
+        // Neither cut short by an interrupt: giving up here left the tables open, the file locked
+        // for the process's life, and a second close returned at once since the store was closed.
+        boolean interrupted = false;
+        try {
+            if (syncer != null) {
+                syncer.shutdown();
+                long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+                boolean ended = false;
+                while (!ended && System.nanoTime() < deadline) {
+                    try {
+                        ended = syncer.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            }
+            tables.close();
+        } finally {
+            if (interrupted) {
                 Thread.currentThread().interrupt();
-                throw new HtodException("interrupted while stopping the background sync", e);
             }
         }
-        tables.close();
     }
 
     @Override

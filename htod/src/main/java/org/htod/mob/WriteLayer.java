@@ -771,11 +771,27 @@ public final class WriteLayer {
         appendGuard.writeLock().lock(); // wait for writers in the middle of a change
         appendGuard.writeLock().unlock();
         flusher.wake();
-        try {
-            flusher.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        // Not cut short by an interrupt: the flusher's last install and checkpoint are what make
+        // the buffered changes durable at ASYNC and NONE, and closing the log under it lost them.
+        boolean interrupted = false;
+        while (true) {
+            try {
+                flusher.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
         }
+        try {
+            closeAfterFlusher();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void closeAfterFlusher() {
         HtodException failed = flusher.closeFailure();
         if (failed != null && flusher.stopped() == null) {
             // The device keeps failing (the disk full): the store stays open, readable and
