@@ -25,6 +25,22 @@ public record Change(String path, String source, Duration ttl) {
         }
     }
 
+    /**
+     * When a fragment published at {@code now} (milliseconds) expires: saturating, so that a time
+     * to live as long as "for ever" (a {@code Duration} beyond what milliseconds or the clock can
+     * add up to) never expires, where {@code toMillis()} threw, failing every change of its unit,
+     * or the sum wrapped below {@code now} and the next sweep unpublished the fragment.
+     */
+    long expiresAt(long now) {
+        long ms;
+        try {
+            ms = ttl.toMillis();
+        } catch (ArithmeticException e) {
+            ms = Long.MAX_VALUE;
+        }
+        return ms > Long.MAX_VALUE - now ? Long.MAX_VALUE : now + Math.max(1, ms);
+    }
+
     public static Change publish(String path, String source) {
         return new Change(path, Objects.requireNonNull(source, "source"), null);
     }

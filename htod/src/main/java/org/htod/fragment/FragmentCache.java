@@ -213,7 +213,7 @@ public final class FragmentCache {
                 } else {
                     u.put(cache1, p, c.source());
                     if (c.ttl() != null) {
-                        u.put(expiry, p, now + Math.max(1, c.ttl().toMillis()));
+                        u.put(expiry, p, c.expiresAt(now));
                     } else if (u.get(expiry, p) != null) {
                         u.remove(expiry, p);
                     }

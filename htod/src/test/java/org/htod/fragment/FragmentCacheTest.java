@@ -144,4 +144,24 @@ class FragmentCacheTest {
             assertEquals(0, c.expiringCount());
         }
     }
+
+    /**
+     * A time to live as long as "for ever": the fragment is published and no sweep unpublishes it.
+     * {@code Duration.ofSeconds(Long.MAX_VALUE)} used to throw out of {@code toMillis()} (failing
+     * the whole unit), and {@code Long.MAX_VALUE / 1000} seconds wrapped the expiry below the clock,
+     * so the next sweep unpublished a fragment whose publish had been acknowledged.
+     */
+    @Test
+    void aTimeToLiveTooLongForTheClockNeverExpires() {
+        Clock clock = Clock.fixed(Instant.ofEpochSecond(1000), ZoneOffset.UTC);
+        try (HtodStore store = memory()) {
+            FragmentCache c = FragmentCache.open(store, "site", clock);
+            c.publish("/a.html", "A", Duration.ofSeconds(Long.MAX_VALUE / 1000));
+            c.publish("/b.html", "B", Duration.ofSeconds(Long.MAX_VALUE));
+            assertEquals(List.of(), c.sweepExpired().changed());
+            assertEquals("A", c.source("/a.html"));
+            assertEquals("B", c.source("/b.html"));
+            assertEquals(Instant.ofEpochMilli(Long.MAX_VALUE), c.expiresAt("/a.html"));
+        }
+    }
 }
