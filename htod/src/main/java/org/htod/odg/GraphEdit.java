@@ -83,8 +83,11 @@ public final class GraphEdit {
         while (!todo.isEmpty()) {
             String x = todo.poll();
             for (String y : members(x, node(x).usedBy, USED_BY)) {
-                if (!level.containsKey(y)) {
-                    level.put(y, node(y).level);
+                NodeRecord ry = node(y);
+                // No record: half an edge, a reader beside a commit that has yet to write y, or
+                // a direct-mode crash during one. Nothing uses y that is not also reached so.
+                if (ry != null && !level.containsKey(y)) {
+                    level.put(y, ry.level);
                     todo.add(y);
                 }
             }
@@ -207,6 +210,13 @@ public final class GraphEdit {
         nodeDelta++;
     }
 
+    /**
+     * Adds the edge's halves that are missing. Each half is looked at on its own, and the levels
+     * raised even for an edge already there: in direct mode a crash during a commit can leave one
+     * half of an edge, or an edge without its raised levels, and publishing again must repair it
+     * (it used to add both halves again, and count a member twice in a set that held it once). The
+     * edge counts as added when its "used by" half was missing.
+     */
     private boolean link(String dependency, String dependent) {
         if (dependency.equals(dependent)) {
             throw new CycleException(List.of(dependent, dependent));
@@ -219,28 +229,35 @@ public final class GraphEdit {
         }
         NodeRecord d = node(dependency);
         NodeRecord u = node(dependent);
-        if (contains(dependency, d.usedBy, USED_BY, dependent)) {
-            return false;
-        }
+        boolean down = contains(dependency, d.usedBy, USED_BY, dependent);
+        boolean up = contains(dependent, u.uses, USES, dependency);
         if (u.level <= d.level) {
             raise(dependency, dependent, d.level + 1);
         }
-        add(dependency, d.usedBy, USED_BY, dependent);
-        add(dependent, u.uses, USES, dependency);
-        edgeDelta++;
-        return true;
+        if (!down) {
+            add(dependency, d.usedBy, USED_BY, dependent);
+            edgeDelta++;
+        }
+        if (!up) {
+            add(dependent, u.uses, USES, dependency);
+        }
+        return !down || !up;
     }
 
+    /** Removes the edge's halves that are there (see {@link #link}: a crash may have left one). */
     private boolean unlink(String dependency, String dependent) {
         NodeRecord d = node(dependency);
         NodeRecord u = node(dependent);
-        if (d == null || u == null || !contains(dependency, d.usedBy, USED_BY, dependent)) {
-            return false;
+        boolean down = d != null && contains(dependency, d.usedBy, USED_BY, dependent);
+        boolean up = u != null && contains(dependent, u.uses, USES, dependency);
+        if (down) {
+            remove(dependency, d.usedBy, USED_BY, dependent);
+            edgeDelta--;
         }
-        remove(dependency, d.usedBy, USED_BY, dependent);
-        remove(dependent, u.uses, USES, dependency);
-        edgeDelta--;
-        return true;
+        if (up) {
+            remove(dependent, u.uses, USES, dependency);
+        }
+        return down || up;
     }
 
     /**
@@ -268,6 +285,9 @@ public final class GraphEdit {
                     throw new CycleException(cycle(dependency, x, liftedBy));
                 }
                 NodeRecord ry = node(y);
+                if (ry == null) {
+                    continue; // half an edge to a node without a record (see affected)
+                }
                 int ly = lifted.getOrDefault(y, ry.level);
                 if (ly <= lx) {
                     lifted.put(y, lx + 1);
@@ -310,11 +330,18 @@ public final class GraphEdit {
         return all;
     }
 
+    /**
+     * Adds {@code member} to a side; the count moves only when the set changed. The count of a
+     * side in buckets can still exceed its members after a direct-mode crash lost a bucket's
+     * write: it is only a size hint there, made exact again when the side moves inline.
+     */
     private void add(String node, NodeRecord.Side s, char side, String member) {
-        dirtyNodes.add(node);
-        s.count++;
         if (s.buckets == 0) {
-            s.inline.add(member);
+            if (!s.inline.add(member)) {
+                return;
+            }
+            dirtyNodes.add(node);
+            s.count = s.inline.size();
             if (s.count > DependencyGraph.INLINE_EDGES) {
                 Set<String> all = new LinkedHashSet<>(s.inline);
                 s.inline.clear();
@@ -324,7 +351,11 @@ public final class GraphEdit {
             return;
         }
         int i = index(member, s.buckets);
-        bucket(node, side, i).add(member);
+        if (!bucket(node, side, i).add(member)) {
+            return;
+        }
+        dirtyNodes.add(node);
+        s.count++;
         dirtyBuckets.add(bucketKey(node, side, i));
         if (s.count > 2 * BUCKET_TARGET * s.buckets) {
             Set<String> all = members(node, s, side);
@@ -333,15 +364,21 @@ public final class GraphEdit {
         }
     }
 
+    /** Removes {@code member} from a side; the count moves only when the set changed (see {@link #add}). */
     private void remove(String node, NodeRecord.Side s, char side, String member) {
-        dirtyNodes.add(node);
-        s.count--;
         if (s.buckets == 0) {
-            s.inline.remove(member);
+            if (s.inline.remove(member)) {
+                dirtyNodes.add(node);
+                s.count = s.inline.size();
+            }
             return;
         }
         int i = index(member, s.buckets);
-        bucket(node, side, i).remove(member);
+        if (!bucket(node, side, i).remove(member)) {
+            return;
+        }
+        dirtyNodes.add(node);
+        s.count--;
         dirtyBuckets.add(bucketKey(node, side, i));
         // Back inline at half the threshold, so that a set near it does not move at every change.
         if (s.count <= DependencyGraph.INLINE_EDGES / 2) {
@@ -349,6 +386,7 @@ public final class GraphEdit {
             place(node, side, s.buckets, Set.of());
             s.buckets = 0;
             s.inline.addAll(all);
+            s.count = all.size();
         }
     }
 

@@ -81,7 +81,9 @@ final class NodeRecord {
     }
 
     private static void putSide(ByteBuffer b, Side s) {
-        b.putInt(s.count).putInt(s.buckets);
+        // Inline, the count is the names that follow, whatever the field says: a record that
+        // said otherwise could not be read again.
+        b.putInt(s.buckets == 0 ? s.inline.size() : s.count).putInt(s.buckets);
         if (s.buckets == 0) {
             for (String n : s.inline) {
                 putName(b, n);
