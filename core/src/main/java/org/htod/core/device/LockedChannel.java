@@ -138,19 +138,29 @@ final class LockedChannel {
     /** {@link #open(Path, Set, boolean, Function)}, its channels opened by {@code opener}. */
     static LockedChannel open(Path path, Set<? extends OpenOption> options, boolean fileLock,
             Function<Exception, RuntimeException> openFailure, Opener opener) {
-        boolean existed = Files.exists(path);
-        Object key = existed ? ProcessLocks.claim(path) : null;
-        FileChannel ch;
-        try {
-            ch = opener.open(path, options);
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            ProcessLocks.release(key);
-            throw openFailure.apply(e);
+        // A file that does not exist yet has no identity to claim before the open that creates
+        // it; so that no other open of the same file in this process claims it between that
+        // open and the claim (and has its lock dropped by the descriptor a refused open closes),
+        // each open looks, claims, and for a new file creates, under the process's lock.
+        Object key;
+        FileChannel ch = null;
+        synchronized (ProcessLocks.OPENING) {
+            boolean existed = Files.exists(path);
+            key = existed ? ProcessLocks.claim(path) : null;
+            if (!existed) {
+                ch = openChannel(path, options, opener, openFailure, null);
+                try {
+                    key = ProcessLocks.claim(path);
+                } catch (RuntimeException e) {
+                    closeQuietly(ch);
+                    throw e;
+                }
+            }
+        }
+        if (ch == null) {
+            ch = openChannel(path, options, opener, openFailure, key);
         }
         try {
-            if (!existed) {
-                key = ProcessLocks.claim(path);
-            }
             FileLock lock = null;
             if (fileLock) {
                 try {
@@ -175,6 +185,17 @@ final class LockedChannel {
             closeQuietly(ch);
             ProcessLocks.release(key);
             throw e;
+        }
+    }
+
+    /** Opens the device's channel; on failure releases {@code key} and throws the device's error. */
+    private static FileChannel openChannel(Path path, Set<? extends OpenOption> options, Opener opener,
+            Function<Exception, RuntimeException> openFailure, Object key) {
+        try {
+            return opener.open(path, options);
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            ProcessLocks.release(key);
+            throw openFailure.apply(e);
         }
     }
 

@@ -17,6 +17,8 @@ import org.htod.core.StoreLockedException;
  */
 final class ProcessLocks {
     private static final Set<Object> HELD = ConcurrentHashMap.newKeySet();
+    /** Held by an open from its look at whether the file exists to its claim (see {@code LockedChannel.open}). */
+    static final Object OPENING = new Object();
 
     private ProcessLocks() {}
 

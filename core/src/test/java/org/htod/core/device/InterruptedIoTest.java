@@ -211,20 +211,7 @@ class InterruptedIoTest {
 
     /** Whether {@code /proc/locks} lists a POSIX lock of this process on the file (the test is skipped without it). */
     private boolean locked() throws IOException {
-        Path locks = Path.of("/proc/locks");
-        Assumptions.assumeTrue(Files.isReadable(locks), "no /proc/locks to read the file's lock from");
-        long inode = ((Number) Files.getAttribute(file, "unix:ino")).longValue();
-        String pid = Long.toString(ProcessHandle.current().pid());
-        for (String line : Files.readAllLines(locks)) {
-            String[] f = line.trim().split("\\s+");
-            // "1: POSIX  ADVISORY  WRITE 1234 08:01:5678 0 EOF", after a "->" for a waiter
-            int at = f.length > 1 && f[1].equals("->") ? 1 : 0;
-            if (f.length >= at + 6 && f[at + 1].equals("POSIX") && f[at + 4].equals(pid)
-                    && f[at + 5].endsWith(":" + inode)) {
-                return true;
-            }
-        }
-        return false;
+        return ProcLocks.lockedByThisProcess(file);
     }
 
     private static byte[] pattern(int n, int seed) {
