@@ -420,8 +420,8 @@ public final class Htod {
                 try {
                     Superblock sb = Container.open(device).superblock();
                     direct = sb.rootCatalog() != 0 && !sb.log().active();
-                } catch (RuntimeException e) {
-                    device.close();
+                } catch (RuntimeException | Error e) {
+                    closeAfterFailedOpen(device, e);
                     throw e;
                 }
             }
@@ -439,8 +439,8 @@ public final class Htod {
                     return new HtodStore(LoggedOpen.open(device, createIfMissing, cfg, topts, wopts, c::millis,
                             progress::step),
                             durability, clock, device, reopen);
-                } catch (RuntimeException e) {
-                    device.close(); // an open that failed before it began has written nothing
+                } catch (RuntimeException | Error e) {
+                    closeAfterFailedOpen(device, e); // an open that failed before it began has written nothing
                     throw e;
                 }
             }
@@ -461,8 +461,8 @@ public final class Htod {
                                 + " checkpoint): open it without directMode(true)");
                     }
                 }
-            } catch (RuntimeException e) {
-                device.close();
+            } catch (RuntimeException | Error e) {
+                closeAfterFailedOpen(device, e);
                 throw e;
             }
             TableStore tables;
@@ -473,13 +473,26 @@ public final class Htod {
                         doublingMinBatch != 0 ? doublingMinBatch : TableOptions.DEFAULT_DOUBLING_MIN_BATCH,
                         TableOptions.DEFAULT_SLOT_RUN_BYTES),
                         progress::step);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 // Not storage.close(): that would mark the store clean and skip the tables' recovery
                 // next time. An open that failed before the storage began has written nothing.
-                device.close();
+                closeAfterFailedOpen(device, e);
                 throw e;
             }
             return new HtodStore(tables, durability, syncInterval, clock, device);
+        }
+
+        /**
+         * Closes the device of an open that failed, whatever failed: an {@code Error} too (an
+         * {@code OutOfMemoryError} in a log's replay, one thrown by a progress listener), which
+         * left the file locked for the process's life. A failure to close is kept beside the cause.
+         */
+        private static void closeAfterFailedOpen(CountingDevice device, Throwable cause) {
+            try {
+                device.close();
+            } catch (RuntimeException | Error e) {
+                cause.addSuppressed(e);
+            }
         }
     }
 }

@@ -143,11 +143,13 @@ public final class LoggedOpen {
             throw new CorruptStoreException(name + ": the superblock says the log is active but names no checkpoint",
                     Superblock.SLOT_A_OFFSET);
         }
-        ByteBuffer cpBytes = ByteBuffer.allocate((int) sb.snapshotLength());
-        if (sb.snapshotOffset() + sb.snapshotLength() > dev.size()) {
+        // Bounded before the buffer is made: a length the device cannot hold is damage, not a
+        // reason to allocate gigabytes (or to cast a long to a negative int).
+        if (sb.snapshotLength() > dev.size() - sb.snapshotOffset() || sb.snapshotLength() > Integer.MAX_VALUE - 8) {
             throw new CorruptStoreException(name + ": the checkpoint at offset " + sb.snapshotOffset() + " of "
                     + sb.snapshotLength() + " bytes runs past the device's end at " + dev.size(), sb.snapshotOffset());
         }
+        ByteBuffer cpBytes = ByteBuffer.allocate((int) sb.snapshotLength());
         dev.read(sb.snapshotOffset(), cpBytes);
         CheckpointBlock.Contents cp = CheckpointBlock.decode(cpBytes.flip(), sb.snapshotOffset(), name);
         if (cp.position() != sb.log().checkpoint()) {
