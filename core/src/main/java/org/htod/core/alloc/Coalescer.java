@@ -60,13 +60,13 @@ final class Coalescer {
     }
 
     private static void mergeOnDisk(Heap h) {
-        h.dev.sync();
+        h.syncDevice();
         h.markDurable();
         boolean diskLists = h.method != StorageMethod.TS;
         if (diskLists) {
             reclaimByScan(h);
             h.writeCheckpoint(true);
-            h.dev.sync();
+            h.syncDevice();
         }
         List<FreeBlock> result = new ArrayList<>();
         forEachRun(h, (free, i, j, endOfRun) -> {
@@ -91,12 +91,12 @@ final class Coalescer {
         }
         h.coalesces++;
         if (diskLists) {
-            h.dev.sync();
+            h.syncDevice();
             h.markDurable();
             relink(h, h.method == StorageMethod.PL);
         }
         h.writeCheckpoint();
-        h.dev.sync();
+        h.syncDevice();
         h.markDurable();
     }
 

@@ -69,6 +69,8 @@ public final class Heap implements AutoCloseable {
     /** Stamp of the last checkpoint written, and of the last one known durable (written before a sync). */
     long writtenCheckpointStamp;
     long durableCheckpointStamp;
+    /** Whether a checkpoint was written since the last device sync (see {@link #writeCheckpoint(boolean)}). */
+    boolean checkpointUnsynced;
     int tailAllocsSinceCheckpoint;
 
     /** A write recovery owes the disk, made by {@link #finishOpen()}. */
@@ -172,8 +174,9 @@ public final class Heap implements AutoCloseable {
     public static Heap create(BlockDevice dev, HeapOptions opt) {
         Heap h = new Heap(dev, opt);
         h.writeCheckpoint();
+        h.checkpointUnsynced = false; // nothing durable yet to keep: a heap not synced once is no heap
         h.writeCheckpoint();
-        dev.sync();
+        h.syncDevice();
         h.durableCheckpointStamp = h.writtenCheckpointStamp;
         h.report = new HeapRecoveryReport("new", java.time.Duration.ZERO, 0, 0, 0, 0, 0, 0, null);
         return h;
@@ -224,7 +227,7 @@ public final class Heap implements AutoCloseable {
                 Coalescer.relink(this, relinkAllOnFinish);
             }
             writeCheckpoint();
-            dev.sync();
+            syncDevice();
             durableCheckpointStamp = writtenCheckpointStamp;
             pendingRepairs.clear();
             recoveryWritesPending = false;
@@ -691,7 +694,7 @@ public final class Heap implements AutoCloseable {
         try {
             ensureWritable();
             long checkpointed = writtenCheckpointStamp;
-            dev.sync();
+            syncDevice();
             markDurable();
             durableCheckpointStamp = checkpointed;
             if ((method != StorageMethod.TS && diskLists.headsDirty) || tailAllocsSinceCheckpoint >= TAIL_CHECKPOINT_EVERY) {
@@ -715,12 +718,28 @@ public final class Heap implements AutoCloseable {
      *     before it merges blocks, so that no durable list can name a block a merge swallows
      */
     void writeCheckpoint(boolean emptyLists) {
+        if (checkpointUnsynced) {
+            // The two copies alternate: a second checkpoint before a sync overwrites the copy
+            // holding the last durable one, and a power cut that dropped the first and tore the
+            // second left only the one before both (its tail, after a coalescing moved the tail
+            // back, past headers a recovery then found missing, and refused the store).
+            long checkpointed = writtenCheckpointStamp;
+            syncDevice();
+            durableCheckpointStamp = checkpointed;
+        }
         long[] heads = diskLists.heads(emptyLists);
         new Checkpoint(checkpointSeq++, tail, stamp, heads).write(dev, opt.heapOffset());
         writtenCheckpointStamp = stamp;
+        checkpointUnsynced = true;
         checkpointedTail = tail;
         diskLists.headsDirty = false;
         tailAllocsSinceCheckpoint = 0;
+    }
+
+    /** A device sync: the checkpoint written last, if any, is durable. */
+    void syncDevice() {
+        dev.sync();
+        checkpointUnsynced = false;
     }
 
     /**
@@ -823,7 +842,7 @@ public final class Heap implements AutoCloseable {
                 // The snapshot names each free block's successor by list order; some next
                 // pointers on disk may skip blocks (DiskLists#durableFrom): make them agree.
                 try {
-                    dev.sync();
+                    syncDevice();
                     markDurable();
                     diskLists.rewriteSkipping();
                 } catch (org.htod.core.HtodException e) {
@@ -832,7 +851,7 @@ public final class Heap implements AutoCloseable {
                 }
             }
             SnapshotRef ref = Snapshot.write(this);
-            dev.sync();
+            syncDevice();
             closed = true;
             return ref;
         } finally {
@@ -846,7 +865,7 @@ public final class Heap implements AutoCloseable {
         lock.lock();
         try {
             if (!closed) {
-                dev.sync();
+                syncDevice();
                 closed = true;
             }
         } finally {
