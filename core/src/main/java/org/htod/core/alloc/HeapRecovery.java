@@ -50,6 +50,10 @@ final class HeapRecovery {
         if (snapshot != null) {
             try {
                 Snapshot.read(h, snapshot);
+                // The tail checkpoint on disk may predate the last frees before the close: the
+                // first sync writes one with the heads memory holds, or a crash after it left
+                // those blocks on no list that recovery follows.
+                h.diskLists.headsDirty = h.method != StorageMethod.TS;
                 h.report = new HeapRecoveryReport("snapshot", Duration.ofNanos(System.nanoTime() - t0), 0, snapshot.length(),
                         h.lists.freeCount(), 0, 0, 0, null);
                 return;
