@@ -2,7 +2,9 @@ package org.htod.sample;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerAdapter;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
@@ -23,6 +25,7 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.buffer.Unpooled;
 import io.netty.util.concurrent.DefaultEventExecutorGroup;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.EventExecutorGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
@@ -32,16 +35,22 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import org.htod.Durability;
 import org.htod.Htod;
 import org.htod.HtodStore;
 import org.htod.fragment.Change;
 import org.htod.fragment.FragmentCache;
+import org.htod.fragment.PublishResult;
 
 /**
  * The publishing server: one store, its fragment cache, the publisher that writes it, and a
@@ -74,16 +83,19 @@ final class PublishingServer implements AutoCloseable {
     private final Publisher publisher;
     private final StoreFigures figures;
     private final ScheduledExecutorService ticks;
-    private final EventLoopGroup boss = new NioEventLoopGroup(1);
-    private final EventLoopGroup io = new NioEventLoopGroup(2);
-    private final EventExecutorGroup app = new DefaultEventExecutorGroup(8);
+    // Created once the store is open: each NIO event loop holds a selector (file descriptors).
+    private final EventLoopGroup boss;
+    private final EventLoopGroup io;
+    private final EventExecutorGroup app;
     private final Channel channel;
     /** Every open connection, closed before the executors stop so that no pipeline is torn down after them. */
     private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    /** Connections whose pipeline is not torn down yet: see {@link #awaitTornDown}. */
+    private final AtomicInteger pipelines = new AtomicInteger();
     private final long startedNanos;
     final String loadReport;
 
-    private PublishingServer(Config config) {
+    private PublishingServer(Config config, UnaryOperator<Function<List<Change>, PublishResult>> writes) {
         this.config = config;
         this.startedNanos = System.nanoTime();
         try {
@@ -99,7 +111,7 @@ final class PublishingServer implements AutoCloseable {
         try {
             this.cache = FragmentCache.open(store, "site");
             this.loadReport = firstLoad();
-            this.publisher = new Publisher(cache, metrics);
+            this.publisher = new Publisher(writes.apply(cache::apply), metrics);
             this.figures = new StoreFigures(store, cache, ServerMetrics.since(startedNanos));
             figures.bindTo(metrics.registry);
             this.ticks = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -109,15 +121,30 @@ final class PublishingServer implements AutoCloseable {
             });
             ticks.scheduleAtFixedRate(metrics::sample, 1, 1, TimeUnit.SECONDS);
             ticks.scheduleWithFixedDelay(this::sweep, 5, 5, TimeUnit.SECONDS);
+            this.boss = new NioEventLoopGroup(1);
+            this.io = new NioEventLoopGroup(2);
+            this.app = new DefaultEventExecutorGroup(8);
             this.channel = bind();
-        } catch (RuntimeException e) {
-            closeQuietly();
+        } catch (Throwable e) {
+            // Whatever failed, an Error or an exception Netty throws undeclared included, all that
+            // was started is stopped and the store closed: a failed start leaves nothing open or
+            // locked. A failure to do so is added to e, which stays the reason.
+            RuntimeException stuck = drain();
+            if (stuck != null) {
+                e.addSuppressed(stuck);
+            }
+            release(e, stuck != null);
             throw e;
         }
     }
 
     static PublishingServer start(Config config) {
-        return new PublishingServer(config);
+        return new PublishingServer(config, UnaryOperator.identity());
+    }
+
+    /** As {@link #start(Config)}, the publisher applying each unit through {@code writes} around the cache's apply. */
+    static PublishingServer start(Config config, UnaryOperator<Function<List<Change>, PublishResult>> writes) {
+        return new PublishingServer(config, writes);
     }
 
     private String firstLoad() {
@@ -151,15 +178,24 @@ final class PublishingServer implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         connections.add(ch);
-                        ch.pipeline().addLast(new HttpServerCodec()).addLast(new Aggregator(config.maxBody()))
+                        pipelines.incrementAndGet();
+                        ch.pipeline().addLast(new TornDown()).addLast(new HttpServerCodec()).addLast(new Aggregator(config.maxBody()))
                                 .addLast(app, api);
                     }
                 });
-        try {
-            return b.bind(config.host(), config.port()).sync().channel();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while binding", e);
+        ChannelFuture f = b.bind(config.host(), config.port()).awaitUninterruptibly();
+        if (!f.isSuccess()) {
+            throw new IllegalStateException("cannot listen on " + config.host() + ":" + config.port() + ": " + f.cause(),
+                    f.cause());
+        }
+        return f.channel();
+    }
+
+    /** First in a connection's pipeline, so removed last when it is torn down. */
+    private final class TornDown extends ChannelHandlerAdapter {
+        @Override
+        public void handlerRemoved(ChannelHandlerContext ctx) {
+            pipelines.decrementAndGet();
         }
     }
 
@@ -243,24 +279,145 @@ final class PublishingServer implements AutoCloseable {
                 m.history());
     }
 
+    /**
+     * Stops accepting, lets the writer apply every publish queued and their answers reach their
+     * sockets, then closes the connections, the executors and last the store. A publish applied
+     * during the close is answered as such: closing the connections first would leave its client
+     * unable to tell that it was.
+     *
+     * @throws IllegalStateException if the writer (or an expiry sweep) is still writing after
+     *     {@link Publisher#DRAIN}: the store is then left open, not closed under it, and the next
+     *     start recovers it
+     */
     @Override
     public void close() {
         channel.close().syncUninterruptibly();
+        RuntimeException stuck = drain();
+        flushAnswers();
         connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
-        closeQuietly();
+        awaitTornDown();
+        RuntimeException failed = release(stuck, stuck != null);
+        if (stuck != null) {
+            throw stuck;
+        }
+        if (failed != null) {
+            throw failed;
+        }
     }
 
-    private void closeQuietly() {
-        // The app executors last: while I/O threads run, they may hand a connection's events to them.
-        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-        io.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-        app.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-        if (publisher != null) {
+    /** Stops the writer once it has applied and answered what is queued; null, or why it is still writing. */
+    private RuntimeException drain() {
+        if (publisher == null) {
+            return null;
+        }
+        try {
             publisher.close();
+            return null;
+        } catch (RuntimeException e) {
+            return e;
         }
+    }
+
+    /**
+     * Waits until the answers the writer handed to the application executors are written to their
+     * sockets. An answer goes from the writer to its connection's executor in {@code app}, which
+     * writes it through the connection's I/O thread: a task run on every executor after the drain
+     * comes after every answer queued there, and an empty write on a connection (passed through by
+     * the HTTP encoder) completes once the writes before it are flushed.
+     */
+    private void flushAnswers() {
+        for (EventExecutor e : app) {
+            e.submit(() -> {}).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        connections.writeAndFlush(Unpooled.EMPTY_BUFFER).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Waits until the pipelines of the closed connections are torn down. That happens after the
+     * close, on the connection's I/O thread, its executor in {@code app}, then its I/O thread
+     * again: an I/O thread stopped in between fails the teardown, and Netty logs a warning for
+     * each connection.
+     */
+    private void awaitTornDown() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        boolean interrupted = false;
+        while (pipelines.get() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Stops the ticks and the event loops, then closes the store unless {@code storeInUse}; the
+     * writer is stopped already. Each step is taken even if one before it failed. The failures are
+     * added to {@code cause} as suppressed; with no cause, the first is returned carrying the others.
+     */
+    private RuntimeException release(Throwable cause, boolean storeInUse) {
+        List<RuntimeException> failures = new ArrayList<>();
         if (ticks != null) {
-            ticks.shutdownNow();
+            // shutdown, not shutdownNow: an interrupt landing in a sweep's write could close the
+            // store's file channel under it. The periodic tasks are cancelled, a sweep running ends.
+            ticks.shutdown();
+            if (!awaitTermination(ticks, Publisher.DRAIN)) {
+                storeInUse = true;
+                failures.add(new IllegalStateException("the expiry sweep is still running after "
+                        + Publisher.DRAIN.toSeconds() + " s: the store must not be closed under it"));
+            }
         }
-        store.close();
+        // The app executors last: while I/O threads run, they may hand a connection's events to them.
+        for (EventExecutorGroup g : new EventExecutorGroup[] {boss, io, app}) {
+            if (g != null) {
+                try {
+                    g.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+                } catch (RuntimeException e) {
+                    failures.add(e);
+                }
+            }
+        }
+        if (storeInUse) {
+            System.err.println("htod-sample: the store " + config.data() + " is left open, still being written;"
+                    + " the next start recovers it");
+        } else {
+            try {
+                store.close();
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
+        if (cause != null) {
+            failures.forEach(cause::addSuppressed);
+            return null;
+        }
+        if (failures.isEmpty()) {
+            return null;
+        }
+        RuntimeException first = failures.get(0);
+        failures.subList(1, failures.size()).forEach(first::addSuppressed);
+        return first;
+    }
+
+    /** Waits for {@code e} to terminate, up to {@code d}, through interrupts (kept for the caller). */
+    private static boolean awaitTermination(ExecutorService e, Duration d) {
+        long deadline = System.nanoTime() + d.toNanos();
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return e.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException x) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 }
