@@ -1,5 +1,6 @@
 package org.htod.cli;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import org.htod.CopyReport;
@@ -27,9 +28,10 @@ final class CopyCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Override
-    public Integer call() {
+    public Integer call() throws IOException {
         Stores.mustExist(store);
         Stores.mustNotExist(target);
+        Publish.mustHaveDirectory(target); // named as such, not as the library's temporary file
         CopyReport r;
         try (Bar bar = Bar.of("copy", "entries", quiet)) {
             r = Htod.copy(store, target, bar);

@@ -1,5 +1,6 @@
 package org.htod.cli;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Iterator;
@@ -29,22 +30,31 @@ final class DumpCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Override
-    public Integer call() {
+    public Integer call() throws IOException {
         try (HtodStore s = Stores.open(store)) {
-            write(s, maps, keysOnly, spec.commandLine().getOut());
+            write(s, maps, keysOnly, spec.commandLine().getOut(), "standard output");
         }
         return Exit.OK.code;
     }
 
-    static long write(HtodStore s, List<String> maps, boolean keysOnly, PrintWriter out) {
+    /**
+     * Writes the entries to {@code out} (named {@code what} in errors); returns how many. A failed
+     * write throws: a {@code PrintWriter} only sets a flag, and a dump into a full disk or a
+     * closed pipe would end as if whole. Looked at every few thousand lines, so that a failure
+     * stops the walk early, and at the end.
+     */
+    static long write(HtodStore s, List<String> maps, boolean keysOnly, PrintWriter out, String what)
+            throws IOException {
         long n = 0;
         for (String map : maps == null ? s.mapNames().stream().sorted().toList() : maps) {
             for (Iterator<StoreEntry> it = s.entries(map); it.hasNext();) {
                 out.println(EntryLines.write(it.next(), keysOnly).toString());
-                n++;
+                if ((++n & 4095) == 0) {
+                    Output.check(out, what);
+                }
             }
         }
-        out.flush();
+        Output.check(out, what);
         return n;
     }
 }

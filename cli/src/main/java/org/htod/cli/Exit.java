@@ -24,6 +24,9 @@ enum Exit {
     /** The exit code for a failure, by its kind (the first cause that names one). */
     static Exit of(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof BadInputException) {
+                return OTHER; // before its cause: a line that is not JSON is bad input, not an I/O error
+            }
             if (t instanceof NotAStoreException || t instanceof NoSuchFileException) {
                 return NOT_A_STORE;
             }
@@ -54,6 +57,18 @@ enum Exit {
         String m = e.getMessage() == null ? e.toString() : e.getMessage();
         int nl = m.indexOf('\n');
         return nl < 0 ? m : m.substring(0, nl);
+    }
+
+    /**
+     * A line of an import's input that cannot be read or stored: exit 10, whatever the cause (the
+     * JSON parser's exceptions are IOExceptions, which would otherwise make it an I/O error).
+     */
+    static final class BadInputException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        BadInputException(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     /** The target of a copy, a salvage or an export exists, and the tool does not overwrite it. */

@@ -1,11 +1,12 @@
 package org.htod.cli;
 
-import java.io.BufferedWriter;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.concurrent.Callable;
 import org.htod.HtodStore;
 import picocli.CommandLine.Command;
@@ -14,7 +15,8 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(name = "export", description = "Every entry of every map, with its expiry and version, as JSON lines into a"
-        + " new file (written aside and renamed into place); import reads it back.")
+        + " new file (written aside, synced, and linked into place: never over a file that exists); import reads it"
+        + " back.")
 final class ExportCommand implements Callable<Integer> {
     @Parameters(index = "0", description = "the store file")
     Path store;
@@ -28,17 +30,20 @@ final class ExportCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Stores.mustNotExist(target);
-        Path tmp = target.toAbsolutePath().resolveSibling(target.getFileName() + ".partial");
+        // Before the store is opened and walked, and as an I/O failure naming the directory: the
+        // temporary file's NoSuchFileException would say "no store there" with a bare path.
+        Publish.mustHaveDirectory(target);
+        Path tmp = Publish.temporary(target);
         long n;
         try (HtodStore s = Stores.open(store)) {
-            try (BufferedWriter w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8);
-                    PrintWriter out = new PrintWriter(w)) {
-                n = DumpCommand.write(s, null, false, out);
-                if (out.checkError()) {
-                    throw new java.io.IOException("cannot write " + tmp);
-                }
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                Output out = Output.of(new BufferedOutputStream(Channels.newOutputStream(ch), 1 << 16), false);
+                n = DumpCommand.write(s, null, false, out, tmp.toString());
+                // On the disk before it has the target's name: after a power loss the target is
+                // then whole or absent, never a name over a file the cache had not written yet.
+                ch.force(true);
             }
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+            Publish.publish(tmp, target);
         } finally {
             Files.deleteIfExists(tmp);
         }

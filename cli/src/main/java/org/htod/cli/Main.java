@@ -1,5 +1,8 @@
 package org.htod.cli;
 
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -29,7 +32,10 @@ import picocli.CommandLine.Command;
 public final class Main {
 
     public static void main(String[] args) {
-        System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+        // Results are flushed as they fill a buffer and at the end, not line by line: a dump
+        // of millions of entries would otherwise make a system call per entry.
+        System.exit(run(Output.of(new FileOutputStream(FileDescriptor.out), false),
+                Output.of(new FileOutputStream(FileDescriptor.err), true), args));
     }
 
     /** Runs {@code args} with the given output and error streams; returns the exit code. */
@@ -37,13 +43,32 @@ public final class Main {
         CommandLine cl = new CommandLine(new Main());
         cl.setOut(out);
         cl.setErr(err);
+        boolean[] failed = {false};
         cl.setExecutionExceptionHandler((e, line, parsed) -> {
+            failed[0] = true;
             Exit exit = Exit.of(e);
+            line.getOut().flush(); // what the command printed before it failed comes first
             line.getErr().println("htod " + line.getCommandName() + ": " + Exit.message(e));
             return exit.code;
         });
         int code = cl.execute(args);
-        out.flush();
+        try {
+            Output.check(out, "standard output");
+        } catch (IOException e) {
+            // Results that did not reach their file or pipe (the disk full, the reader gone) are
+            // not a success: a script would take a truncated dump or a lost report for a whole one.
+            // A command that failed has said so already (a dump that found the failure itself).
+            if (failed[0]) {
+                err.flush();
+                return code;
+            }
+            CommandLine.ParseResult parsed = cl.getParseResult();
+            String name = parsed != null && parsed.hasSubcommand() ? " " + parsed.subcommand().commandSpec().name() : "";
+            err.println("htod" + name + ": " + Exit.message(e));
+            if (code == Exit.OK.code) {
+                code = Exit.IO.code;
+            }
+        }
         err.flush();
         return code;
     }

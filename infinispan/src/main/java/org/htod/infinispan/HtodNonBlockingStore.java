@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import org.htod.Htod;
 import org.htod.HtodMap;
@@ -56,8 +57,19 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
     private KeyPartitioner partitioner;
     private HtodStoreConfiguration config;
     private Path file;
-    /** The open maps; null before start and after stop. */
+    /** The open maps; null before start and after a stop that closed the store. */
     private volatile SegmentMaps maps;
+    /** The builder of a store in a file, before the configuration's settings: {@link Htod#builder(Path)}. */
+    private final Function<Path, Htod.Builder> builders;
+
+    public HtodNonBlockingStore() {
+        this(Htod::builder);
+    }
+
+    /** A store whose file is opened through {@code builders}: for tests, over a device that fails on purpose. */
+    HtodNonBlockingStore(Function<Path, Htod.Builder> builders) {
+        this.builders = builders;
+    }
 
     @Override
     public CompletionStage<Void> start(InitializationContext ctx) {
@@ -83,8 +95,15 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
                 }
                 maps = m;
             } catch (RuntimeException e) {
-                store.close();
-                throw e;
+                RuntimeException thrown = e instanceof HtodException h ? failure("starting", h) : e;
+                // The failure that stopped the start is the one to report: a close that fails
+                // too (the device failing the same way) goes with it, not in its place.
+                try {
+                    store.close();
+                } catch (RuntimeException c) {
+                    thrown.addSuppressed(c);
+                }
+                throw thrown;
             }
         }, "htod-start");
     }
@@ -92,7 +111,7 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
     private HtodStore open(Path path) {
         try {
             Files.createDirectories(path.getParent());
-            return Htod.builder(path)
+            return builders.apply(path)
                     .directMode(config.directMode())
                     .logSize(config.logSize())
                     .bufferSize(config.bufferSize())
@@ -114,10 +133,18 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
     public CompletionStage<Void> stop() {
         return blocking.runBlocking(() -> {
             SegmentMaps m = maps;
-            maps = null;
-            if (m != null) {
-                m.store().close();
+            if (m == null) {
+                return;
             }
+            try {
+                m.store().close();
+            } catch (HtodException e) {
+                // A store whose close failed (its last install or checkpoint met a full disk) stays
+                // open, its file locked: the maps are kept so that the next stop closes it again,
+                // and the cache can start on the file once it has.
+                throw failure("closing", e);
+            }
+            maps = null;
         }, "htod-stop");
     }
 
@@ -315,7 +342,13 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
     @Override
     public CompletionStage<Long> approximateSize(IntSet segments) {
         SegmentMaps m = running();
-        return blocking.supplyBlocking(() -> m.count(segments), "htod-approximate-size");
+        return blocking.supplyBlocking(() -> {
+            try {
+                return m.count(segments);
+            } catch (HtodException e) {
+                throw failure("counting the entries of segments " + segments, e);
+            }
+        }, "htod-approximate-size");
     }
 
     @Override
@@ -325,11 +358,11 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         return blocking.blockingPublisher(Flowable.defer(() -> {
             long now = time.wallClockTime();
             Predicate<? super K> keep = keyFilter(m, segments, filter);
-            return Flowable.fromIterable(m.existing(segments))
+            return translated(Flowable.fromIterable(m.existing(segments))
                     .concatMap(map -> Flowable.fromIterable(map.entrySet()))
                     .filter(e -> !EntryLayout.expired(e.getValue(), now))
                     .map(e -> decode(buffers.newByteBuffer(e.getKey()), e.getValue(), includeValues))
-                    .filter(me -> keep == null || keep.test(me.getKey()));
+                    .filter(me -> keep == null || keep.test(me.getKey())), "reading the entries of segments " + segments);
         }));
     }
 
@@ -355,11 +388,11 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         SegmentMaps m = running();
         return blocking.blockingPublisher(Flowable.defer(() -> {
             long now = time.wallClockTime();
-            return Flowable.fromIterable(m.existing(null))
+            return translated(Flowable.fromIterable(m.existing(null))
                     .concatMap(map -> Flowable.fromIterable(map.entrySet())
                             .filter(e -> EntryLayout.expired(e.getValue(), now) && map.remove(e.getKey(), e.getValue()))
                             .map((Map.Entry<byte[], byte[]> e) -> decode(buffers.newByteBuffer(e.getKey()), e.getValue(),
-                                    true)));
+                                    true))), "purging expired entries");
         }));
     }
 
@@ -422,5 +455,10 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
 
     private PersistenceException failure(String what, HtodException e) {
         return new PersistenceException("htod store " + file + ", " + what + ": " + e.getMessage(), e);
+    }
+
+    /** {@code f} with htod's errors as {@link #failure}s, as the single-entry methods throw them. */
+    private <T> Flowable<T> translated(Flowable<T> f, String what) {
+        return f.onErrorResumeNext(e -> Flowable.error(e instanceof HtodException h ? failure(what, h) : e));
     }
 }

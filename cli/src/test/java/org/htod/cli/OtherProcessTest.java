@@ -1,0 +1,134 @@
+package org.htod.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.htod.Codec;
+import org.htod.Durability;
+import org.htod.Htod;
+import org.htod.HtodMap;
+import org.htod.HtodStore;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The tool on stores another process has open, or left as a crash leaves them ({@link
+ * StoreChild}): a store's file lock is its process's, which an open in the test's own JVM cannot
+ * stand in for.
+ */
+class OtherProcessTest {
+    @TempDir
+    Path dir;
+
+    /** A closed log-mode store of 200 entries in "pages": {@code /page-i} to {@code old value i} and 100 x's. */
+    private Path store(String name) {
+        Path p = dir.resolve(name);
+        try (HtodStore s = Htod.builder(p).logSize(1 << 20).durability(Durability.NONE).open()) {
+            HtodMap<String, String> m = s.map("pages", Codec.string(), Codec.string());
+            for (int i = 0; i < 200; i++) {
+                m.put("/page-" + i, old(i));
+            }
+        }
+        return p;
+    }
+
+    private static String old(int i) {
+        return "old value " + i + "x".repeat(100);
+    }
+
+    /** Runs {@code StoreChild crash}: 200 puts to {@code /page-i} in the log, then a halt. */
+    private static void crash(Path p) throws Exception {
+        Process c = StoreChild.start("crash", p.toString(), "200");
+        assertEquals("written", new String(c.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip());
+        assertEquals(0, StoreChild.await(c, 60));
+    }
+
+    /**
+     * Salvage of a store another process has open is refused as locked (exit 4), with nothing
+     * written. It copied the file under the other process's writes, without its lock, and
+     * salvaged the copy with exit 0.
+     */
+    @Test
+    void salvageRefusesAStoreOpenInAnotherProcess() throws Exception {
+        Path p = store("held.htod");
+        Path target = dir.resolve("salvaged.htod");
+        Process holder = StoreChild.start("hold", p.toString());
+        try {
+            BufferedReader said = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+            assertEquals("open", said.readLine());
+            Tool.Run r = Tool.run("salvage", "--quiet", p.toString(), target.toString());
+            assertEquals(4, r.code(), r.all());
+            assertTrue(r.err().startsWith("htod salvage: " + p + " is locked"), r.err());
+            assertFalse(Files.exists(target));
+            try (Stream<Path> files = Files.list(dir)) {
+                assertEquals(List.of(), files.filter(f -> f.toString().contains(".partial")).toList());
+            }
+        } finally {
+            holder.getOutputStream().close(); // the holder closes its store and ends
+            assertEquals(0, StoreChild.await(holder, 60));
+        }
+        Tool.Run r = Tool.run("salvage", "--quiet", p.toString(), target.toString());
+        assertEquals(0, r.code(), "once closed, it is salvaged: " + r.all());
+        assertTrue(r.out().startsWith("200 entries of 1 maps into " + target + " by walk"), r.out());
+    }
+
+    /**
+     * After a crash, verify counts the entries the log replayed into the write buffer. It counted
+     * the tables only, and said "0 entries" of a store whose map held 200.
+     */
+    @Test
+    void verifyAfterACrashCountsTheReplayedEntries() throws Exception {
+        Path p = dir.resolve("crashed.htod");
+        crash(p);
+        Tool.Run r = Tool.run("verify", "--quiet", p.toString());
+        assertEquals(0, r.code(), r.all());
+        assertTrue(r.out().startsWith(p + ": sound: 1 maps, 200 entries ("), r.out());
+    }
+
+    /**
+     * A crashed store whose tables are damaged: verify prints each problem and exits 1, then says
+     * that the close failed. The close, which installs the replayed changes into the damaged
+     * tables, threw first: exit 6 with the close's message, and the report never printed.
+     */
+    @Test
+    void verifyPrintsItsReportWhenTheCloseThenFails() throws Exception {
+        Path p = store("damaged.htod");
+        crash(p); // overwrites every key: the new values are in the log only
+        byte[] file = Files.readAllBytes(p);
+        int at = indexOf(file, old(17).getBytes(StandardCharsets.UTF_8));
+        assertTrue(at > 0);
+        try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
+            f.seek(at + 3);
+            f.write(file[at + 3] ^ 0x55);
+        }
+        Tool.Run r = Tool.run("verify", "--quiet", p.toString());
+        assertEquals(1, r.code(), r.all());
+        assertTrue(r.out().matches("(?s)" + java.util.regex.Pattern.quote(p.toString()) + ": offset \\d+: .*CRC32C.*"),
+                r.out());
+        assertTrue(r.err().startsWith("htod verify: " + p + " verified, then its close failed: "), r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+    }
+
+    private static int indexOf(byte[] hay, byte[] needle) {
+        outer:
+        for (int i = hay.length - needle.length; i >= 0; i--) {
+            for (int k = 0; k < needle.length; k++) {
+                if (hay[i + k] != needle[k]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+}

@@ -1,0 +1,23 @@
+package org.htod.cli;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+
+/** The tool run in the test's JVM, its output and errors kept. */
+final class Tool {
+    private Tool() {}
+
+    record Run(int code, String out, String err) {
+        /** Everything it printed, for assertion messages. */
+        String all() {
+            return "exit " + code + "\n" + out + err;
+        }
+    }
+
+    static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Main.run(new PrintWriter(out), new PrintWriter(err), args);
+        return new Run(code, out.toString(), err.toString());
+    }
+}
