@@ -15,6 +15,7 @@ import org.htod.core.container.Superblock;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.CountingDevice;
 import org.htod.core.device.FileDevice;
+import org.htod.core.device.OverlayDevice;
 import org.htod.core.storage.Storage;
 import org.htod.mob.LoggedOpen;
 import org.htod.mob.WriteLayer;
@@ -75,11 +76,13 @@ public final class Htod {
      */
     public static Builder builder(Path path) {
         Objects.requireNonNull(path, "path");
-        return new Builder(path.toString(), path, (createIfMissing, mapReads) -> {
-            if (!createIfMissing && !Files.exists(path)) {
-                throw new NotAStoreException(path + " does not exist and createIfMissing is off");
+        return new Builder(path.toString(), path, (createIfMissing, mapReads, readOnly) -> {
+            if ((readOnly || !createIfMissing) && !Files.exists(path)) {
+                throw new NotAStoreException(path + " does not exist and " + (readOnly ? "a read-only open creates"
+                        + " nothing" : "createIfMissing is off"));
             }
-            return FileDevice.open(path, Long.MAX_VALUE, 512, mapReads);
+            return readOnly ? new OverlayDevice(FileDevice.openReadOnly(path)) : FileDevice.open(path, Long.MAX_VALUE, 512,
+                    mapReads);
         });
     }
 
@@ -158,14 +161,18 @@ public final class Htod {
      */
     public static Builder builder(BlockDevice device) {
         Objects.requireNonNull(device, "device");
-        return new Builder(device.name(), null, (createIfMissing, mapReads) -> device);
+        return new Builder(device.name(), null, (createIfMissing, mapReads, readOnly) -> readOnly
+                ? new OverlayDevice(device) : device);
     }
 
     /** Opens the device of a builder when the store is opened. */
     @FunctionalInterface
     interface DeviceOpener {
-        /** {@code mapReads}: the builder's {@link Builder#mapReads}, for a device the opener opens. */
-        BlockDevice open(boolean createIfMissing, boolean mapReads);
+        /**
+         * {@code mapReads}: the builder's {@link Builder#mapReads}, for a device the opener opens;
+         * {@code readOnly}: the builder's {@link Builder#readOnly}.
+         */
+        BlockDevice open(boolean createIfMissing, boolean mapReads, boolean readOnly);
     }
 
     /** Options of a store; each setter checks its value at once. */
@@ -194,6 +201,7 @@ public final class Htod {
         private int doublingMinBatch;
         private Progress progress = Progress.NONE;
         private boolean mapReads = true;
+        private boolean readOnly;
 
         private Builder(String where, Path path, DeviceOpener opener) {
             this.where = where;
@@ -367,6 +375,23 @@ public final class Htod {
         }
 
         /**
+         * Opens the store as it is on its file or device, changing nothing there: the file is
+         * opened through a read-only descriptor under a shared lock (a store open elsewhere
+         * refuses it, other read-only opens may share it), and what the open writes to recover
+         * the store after a crash, and what a {@link HtodStore#verify() verify} writes, is kept in
+         * memory ({@code OverlayDevice}) and gone at close. Reads see the store as recovered;
+         * writes, batches, a map that does not exist and compaction throw {@link
+         * ReadOnlyStoreException}. For inspecting a store (the command-line tool's {@code info},
+         * {@code verify}, {@code dump}) without replaying its log into it, so that a crash's
+         * evidence stays for the next look, and for a file the process may not write. Never creates
+         * a store. Default off.
+         */
+        public Builder readOnly(boolean readOnly) {
+            this.readOnly = readOnly;
+            return this;
+        }
+
+        /**
          * Internal tuning, for tests that need small flushes and doublings of many batches from
          * small tables: links waiting before a flush, and the fewest buckets a doubling batch moves.
          */
@@ -406,7 +431,9 @@ public final class Htod {
          */
         public HtodStore open() {
             HtodStore s = openStore();
-            if (path != null) {
+            if (readOnly) {
+                s.markReadOnly();
+            } else if (path != null) {
                 StoreOps.removeLeftovers(path);
             }
             return s;
@@ -414,7 +441,8 @@ public final class Htod {
 
         private HtodStore openStore() {
             ContainerConfig cfg = container.build();
-            CountingDevice device = new CountingDevice(opener.open(createIfMissing, mapReads), false); // stats(), metrics
+            boolean create = createIfMissing && !readOnly;
+            CountingDevice device = new CountingDevice(opener.open(create, mapReads, readOnly), false); // stats(), metrics
             boolean direct = this.direct;
             if (asStored && device.size() > 0) {
                 try {
@@ -434,9 +462,9 @@ public final class Htod {
                     WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
                             bufferSize, Math.max(1, syncInterval.toMillis()), installBatch, placeValuesFrom);
                     // An online compaction opens the file again with these very options.
-                    HtodStore.Reopen reopen = path == null ? null : new HtodStore.Reopen(path,
+                    HtodStore.Reopen reopen = path == null || readOnly ? null : new HtodStore.Reopen(path,
                             dev -> LoggedOpen.open(dev, false, cfg, topts, wopts, c::millis));
-                    return new HtodStore(LoggedOpen.open(device, createIfMissing, cfg, topts, wopts, c::millis,
+                    return new HtodStore(LoggedOpen.open(device, create, cfg, topts, wopts, c::millis,
                             progress::step),
                             durability, clock, device, reopen);
                 } catch (RuntimeException | Error e) {
@@ -447,7 +475,7 @@ public final class Htod {
             Storage storage;
             try {
                 if (device.size() == 0) {
-                    if (!createIfMissing) {
+                    if (!create) {
                         throw new NotAStoreException(where + " is empty and createIfMissing is off");
                     }
                     storage = Storage.create(device, cfg);

@@ -60,6 +60,8 @@ public final class HtodStore implements AutoCloseable {
     private volatile CountingDevice device;
     private final OpMeter meter = new OpMeter();
     private volatile boolean closed;
+    /** Opened read-only ({@code Htod.Builder.readOnly}): set once, before the store is handed out. */
+    private volatile boolean readOnly;
     /** Every operation passes it; an online compaction holds it exclusively to swap the file. */
     private final StoreGate gate = new StoreGate();
     /** Per map name, the map a caller's {@link HtodMap} writes to now (log mode). */
@@ -199,6 +201,7 @@ public final class HtodStore implements AutoCloseable {
      */
     void beforeWrite() {
         refuseInFunction("write to the store");
+        refuseIfReadOnly("write to it");
         if (backgroundFailure == null) {
             return;
         }
@@ -209,6 +212,23 @@ public final class HtodStore implements AutoCloseable {
             backgroundFailure = e;
             throw new HtodException("the background sync of " + tables.storage().heap().device().name()
                     + " failed and a sync now failed too, so this write was not made: " + e.getMessage(), e);
+        }
+    }
+
+    /** Marks the store read-only: see {@code Htod.Builder.readOnly}. */
+    void markReadOnly() {
+        readOnly = true;
+    }
+
+    /** Whether the store was opened read-only ({@code Htod.Builder.readOnly}). */
+    public boolean isReadOnly() {
+        return readOnly;
+    }
+
+    /** Refuses {@code what} (a change) if the store was opened read-only. */
+    void refuseIfReadOnly(String what) {
+        if (readOnly) {
+            throw new ReadOnlyStoreException(this + " was opened read-only: it cannot " + what);
         }
     }
 
@@ -269,17 +289,19 @@ public final class HtodStore implements AutoCloseable {
             WriteLayer l = layer;
             boolean inFunction = inFunction();
             if (l != null) {
-                BufferedMap m = l.map(name, !inFunction);
+                BufferedMap m = l.map(name, !inFunction && !readOnly);
                 if (m == null) {
                     refuseInFunction("create a map ('" + name + "')");
+                    refuseIfReadOnly("create a map ('" + name + "'), which it does not hold");
                 }
                 MapHandle h = handles.computeIfAbsent(name, n -> new MapHandle(n, m));
                 MeteredTable metered = new MeteredTable(name, h, null, null, meter, this);
                 return new HtodMap<>(name, metered, h, keyCodec, valueCodec, clock::millis, this);
             }
-            HashtableOnDisk t = tables.table(name, !inFunction);
+            HashtableOnDisk t = tables.table(name, !inFunction && !readOnly);
             if (t == null) {
                 refuseInFunction("create a map ('" + name + "')");
+                refuseIfReadOnly("create a map ('" + name + "'), which it does not hold");
             }
             MeteredTable metered = new MeteredTable(name, null, t, t, meter, this);
             return new HtodMap<>(name, metered, null, keyCodec, valueCodec, clock::millis, this);
@@ -544,6 +566,7 @@ public final class HtodStore implements AutoCloseable {
     CopyReport compact(Progress progress,
             java.util.function.Function<java.nio.file.Path, org.htod.core.device.BlockDevice> files) {
         Objects.requireNonNull(progress, "progress");
+        refuseIfReadOnly("be compacted");
         if (!logMode) {
             throw new UnsupportedOperationException("online compaction needs the log; " + this
                     + " was opened in direct mode (close it and use Htod.compact)");

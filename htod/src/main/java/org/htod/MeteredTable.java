@@ -145,6 +145,7 @@ final class MeteredTable implements TableReader, TableWriter {
         // Not told to a compaction: it removes only dead entries, which are invisible in the new
         // file too (and removed there by its next sweep).
         store.refuseInFunction("write to the store");
+        store.refuseIfReadOnly("sweep expired entries out of it");
         store.enter();
         try {
             return writer().sweepExpired();

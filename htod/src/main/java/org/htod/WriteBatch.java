@@ -107,6 +107,7 @@ public final class WriteBatch implements AutoCloseable {
             throw new IllegalStateException("this batch was committed or closed already");
         }
         store.refuseInFunction("commit a batch");
+        store.refuseIfReadOnly("commit a batch");
         done = true;
         long removes = ops.stream().filter(op -> op.value() == null).count();
         store.enter();

@@ -7,7 +7,11 @@ import org.htod.Htod;
 import org.htod.HtodStore;
 import org.htod.core.NotAStoreException;
 
-/** How the commands open a store: never creating one, in the mode it was last opened in. */
+/**
+ * How the commands that only read a store open it: never creating one, in the mode it was last
+ * opened in, read-only (the open's recovery and a verify write to memory only, so the file stays
+ * as it was, a crash's evidence with it, and a file the tool may not write opens too).
+ */
 final class Stores {
     private Stores() {}
 
@@ -22,8 +26,7 @@ final class Stores {
         // After an unclean shutdown an open replays the log or walks the whole store, which can
         // take a while; a clean open reports nothing, so no bar appears.
         try (Bar bar = Bar.of("recover", "", quiet)) {
-            return Htod.builder(path).createIfMissing(false).modeAsStored(true).durability(Durability.SYNC)
-                    .progress(bar).open();
+            return Htod.builder(path).readOnly(true).modeAsStored(true).durability(Durability.SYNC).progress(bar).open();
         }
     }
 

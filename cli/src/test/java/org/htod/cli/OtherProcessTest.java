@@ -83,6 +83,34 @@ class OtherProcessTest {
     }
 
     /**
+     * The commands that read a store leave a crashed one byte for byte as it was, so that the
+     * crash is still there for the next look: each opens it read-only, its recovery in memory.
+     * They used to open it as any open does: the first replayed the log into the file and took a
+     * checkpoint, and the next {@code info} said the store had been closed cleanly.
+     */
+    @Test
+    void theReadingCommandsLeaveACrashedStoreAsItWas() throws Exception {
+        Path p = dir.resolve("crashed.htod");
+        crash(p);
+        byte[] before = java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p));
+        for (String[] args : new String[][] {{"info"}, {"stats"}, {"verify", "--quiet"}, {"dump", "--keys-only"},
+                {"info"}}) {
+            List<String> line = new java.util.ArrayList<>(List.of(args));
+            line.add(p.toString());
+            Tool.Run r = Tool.run(line.toArray(String[]::new));
+            assertEquals(0, r.code(), String.join(" ", line) + ": " + r.all());
+            if (args[0].equals("info")) {
+                assertTrue(r.out().contains("closed cleanly") && r.out().matches("(?s).*closed cleanly\\s+no.*"),
+                        "the crash is seen every time: " + r.out());
+            }
+        }
+        Tool.Run export = Tool.run("export", p.toString(), dir.resolve("out.jsonl").toString());
+        assertEquals(0, export.code(), export.all());
+        assertArrayEquals(before, java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p)),
+                "the store's file is as the crash left it");
+    }
+
+    /**
      * After a crash, verify counts the entries the log replayed into the write buffer. It counted
      * the tables only, and said "0 entries" of a store whose map held 200.
      */

@@ -40,14 +40,33 @@ public final class FileDevice implements BlockDevice {
     private final int sectorSize;
     /** Reads served from mappings of the file, or null where reads all go through the channel. */
     private final MappedReads mapped;
+    /** Opened by {@link #openReadOnly}: reads only, under a shared lock. */
+    private final boolean readOnly;
     private volatile boolean closed;
 
-    private FileDevice(Path path, LockedChannel held, long capacity, int sectorSize, MappedReads mapped) {
+    private FileDevice(Path path, LockedChannel held, long capacity, int sectorSize, MappedReads mapped, boolean readOnly) {
         this.path = path;
         this.held = held;
         this.capacity = capacity;
         this.sectorSize = sectorSize;
         this.mapped = mapped;
+        this.readOnly = readOnly;
+    }
+
+    /**
+     * Opens the existing file {@code path} to read only, through a read-only descriptor (a file
+     * the process may not write, on a read-only mount, say), under a shared lock: a store open in
+     * another process, which holds the exclusive lock, refuses it, and it refuses such a store,
+     * while other read-only opens may share the file. Writes throw; sync does nothing. Reads are
+     * not mapped.
+     *
+     * @throws org.htod.core.StoreLockedException if a store has the file open
+     */
+    public static FileDevice openReadOnly(Path path) {
+        LockedChannel held = LockedChannel.open(path, java.util.Set.of(StandardOpenOption.READ), true,
+                e -> new HtodIOException("cannot open " + path + " to read", e instanceof IOException io ? io : new IOException(e)),
+                FileChannel::open);
+        return new FileDevice(path, held, Long.MAX_VALUE, 512, null, true);
     }
 
     /** Opens or creates {@code path}, locked, with no size limit but the file system's, 512-byte sectors and mapped reads. */
@@ -106,7 +125,7 @@ public final class FileDevice implements BlockDevice {
                         e instanceof IOException io ? io : new IOException(e));
             }
         }
-        return new FileDevice(path, held, capacity, sectorSize, mapped);
+        return new FileDevice(path, held, capacity, sectorSize, mapped, false);
     }
 
 
@@ -149,7 +168,9 @@ public final class FileDevice implements BlockDevice {
     @Override
     public void sync() {
         ensureOpen();
-        held.sync();
+        if (!readOnly) { // nothing written to make durable
+            held.sync();
+        }
     }
 
     /** Through the {@code O_DSYNC} descriptor: durable when it returns, without a {@code force} of the whole file. */
@@ -181,6 +202,10 @@ public final class FileDevice implements BlockDevice {
     private void writeAll(boolean durable, String what, long pos, ByteBuffer src) {
         ensureOpen();
         int len = src.remaining();
+        if (readOnly) {
+            throw new HtodIOException(what + " of " + len + " bytes at offset " + pos + " of " + path
+                    + ", which is open read-only", new IOException("opened read-only"));
+        }
         if (pos < 0 || pos > capacity - len) {
             throw new StoreFullException(what + " of " + len + " bytes at offset " + pos + " exceeds the capacity "
                     + capacity + " of " + path);

@@ -66,6 +66,8 @@ final class LockedChannel {
     /** The options each of {@link #extras} was opened with, less creation. Guarded by this. */
     private final List<Set<OpenOption>> extraOptions = new ArrayList<>();
     private final boolean fileLock;
+    /** A read-only channel takes a shared lock (the only kind it can): other readers may hold it too, no writer. */
+    private final boolean sharedLock;
     private final Object processKey;
     private volatile FileChannel channel;
     /** The channels opened beside the main one ({@link #openExtra}), by number: replaced whole, under this. */
@@ -111,6 +113,7 @@ final class LockedChannel {
         this.watch = watch;
         this.reopenOptions = withoutCreation(options);
         this.fileLock = lock != null;
+        this.sharedLock = lock != null && lock.isShared();
         this.channel = channel;
         this.lock = lock;
         this.processKey = processKey;
@@ -164,7 +167,7 @@ final class LockedChannel {
             FileLock lock = null;
             if (fileLock) {
                 try {
-                    lock = ch.tryLock();
+                    lock = ch.tryLock(0, Long.MAX_VALUE, !options.contains(StandardOpenOption.WRITE));
                 } catch (OverlappingFileLockException e) {
                     lock = null;
                 } catch (IOException e) {
@@ -341,7 +344,7 @@ final class LockedChannel {
             if (fileLock) {
                 FileLock l;
                 try {
-                    l = channel.tryLock();
+                    l = channel.tryLock(0, Long.MAX_VALUE, sharedLock);
                 } catch (OverlappingFileLockException e) {
                     l = null;
                 }

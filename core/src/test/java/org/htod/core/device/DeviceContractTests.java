@@ -83,6 +83,14 @@ class DeviceContractTests {
     }
 
     @Nested
+    class Overlay extends BlockDeviceContractTest {
+        @Override
+        BlockDevice create() {
+            return new OverlayDevice(new MemoryDevice(CAPACITY, 512));
+        }
+    }
+
+    @Nested
     class Raw extends BlockDeviceContractTest {
         private final java.util.List<Path> files = new java.util.ArrayList<>();
 

@@ -1,0 +1,89 @@
+package org.htod.core.device;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.SplittableRandom;
+import org.htod.core.HtodIOException;
+import org.htod.core.StoreLockedException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An overlay over a device that already holds bytes: random writes and reads, some across the
+ * end of the device below, against a byte-array model; the device below keeps its bytes. And a
+ * file opened read-only: a shared lock that an exclusive open refuses.
+ */
+class OverlayDeviceTest {
+    @Test
+    void readsSeeTheWritesOverTheBytesBelowWhichKeepTheirs() {
+        long seed = System.nanoTime();
+        SplittableRandom r = new SplittableRandom(seed);
+        int belowSize = 100_000;
+        byte[] original = new byte[belowSize];
+        r.nextBytes(original);
+        MemoryDevice below = new MemoryDevice();
+        below.write(0, ByteBuffer.wrap(original));
+        byte[] model = new byte[300_000];
+        System.arraycopy(original, 0, model, 0, belowSize);
+        int high = belowSize;
+        try (OverlayDevice d = new OverlayDevice(below.reopen())) {
+            for (int op = 0; op < 500; op++) {
+                int len = 1 + r.nextInt(r.nextBoolean() ? 100 : 20_000);
+                int pos = r.nextInt(Math.min(model.length - len, high + 10_000));
+                if (r.nextInt(3) > 0) {
+                    byte[] data = new byte[len];
+                    r.nextBytes(data);
+                    d.write(pos, r.nextBoolean() ? ByteBuffer.wrap(data) : ByteBuffer.allocateDirect(len).put(data).flip());
+                    System.arraycopy(data, 0, model, pos, len);
+                    high = Math.max(high, pos + len);
+                } else if (pos + len <= high) {
+                    ByteBuffer b = ByteBuffer.allocate(len);
+                    d.read(pos, b);
+                    byte[] want = new byte[len];
+                    System.arraycopy(model, pos, want, 0, len);
+                    assertArrayEquals(want, b.array(), "seed " + seed + ": read of " + len + " at " + pos);
+                }
+                assertEquals(high, d.size(), "seed " + seed);
+            }
+            assertThrows(HtodIOException.class, () -> d.read(d.size() - 1, ByteBuffer.allocate(2)));
+        }
+        byte[] after = new byte[belowSize];
+        below.read(0, ByteBuffer.wrap(after));
+        assertArrayEquals(original, after, "seed " + seed + ": the device below is untouched");
+        assertEquals(belowSize, below.size());
+    }
+
+    @Test
+    void aFileOpenedReadOnlySharesItsLockWithNoWriter() throws Exception {
+        Path f = Files.createTempFile(DeviceContractTests.testDir(), "read-only", ".htod");
+        try {
+            try (FileDevice w = FileDevice.open(f)) {
+                w.write(0, ByteBuffer.wrap(new byte[] {1, 2, 3}));
+                w.sync();
+                assertThrows(StoreLockedException.class, () -> FileDevice.openReadOnly(f), "a writer holds it");
+            }
+            try (FileDevice r = FileDevice.openReadOnly(f)) {
+                assertTrue(ProcLocks.lockedByThisProcess(f), "locked while read");
+                ByteBuffer b = ByteBuffer.allocate(3);
+                r.read(0, b);
+                assertArrayEquals(new byte[] {1, 2, 3}, b.array());
+                assertThrows(HtodIOException.class, () -> r.write(0, ByteBuffer.wrap(new byte[] {9})));
+                r.sync(); // nothing to make durable
+                assertThrows(StoreLockedException.class, () -> FileDevice.open(f), "a reader holds it");
+            }
+            try (FileDevice w = FileDevice.open(f)) {
+                assertEquals(3, w.size(), "released at close");
+            }
+        } finally {
+            Files.deleteIfExists(f);
+        }
+    }
+
+    private static void assertTrue(boolean b, String what) {
+        org.junit.jupiter.api.Assertions.assertTrue(b, what);
+    }
+}
