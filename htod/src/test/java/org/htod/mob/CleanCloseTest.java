@@ -101,36 +101,4 @@ class CleanCloseTest {
             LogStores.verify(again);
         }
     }
-
-    /**
-     * A close called from an interrupted thread (an application's shutdown hook, a container
-     * stopping a cache on an interrupted worker) still waits for the flusher's last install and
-     * checkpoint: it used to give up its wait at once, close the log under the flusher, and return
-     * normally while the changes buffered at NONE were never written.
-     */
-    @Test
-    void aCloseFromAnInterruptedThreadWaitsForTheFlusherAndKeepsTheInterrupt() throws Exception {
-        MemoryDevice disk = new MemoryDevice();
-        HtodStore s = Htod.builder(disk).grain(64).logSize(1 << 20).durability(Durability.NONE).open();
-        HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
-        for (int i = 0; i < 1_000; i++) {
-            m.put("k" + i, "v" + i);
-        }
-        Thread.currentThread().interrupt();
-        try {
-            s.close();
-            assertTrue(Thread.currentThread().isInterrupted(), "the caller's interrupt is kept");
-        } finally {
-            Thread.interrupted();
-        }
-        try (HtodStore again = Htod.builder(disk.reopen()).grain(64).logSize(1 << 20).open()) {
-            assertTrue(again.recoveryReport().clean(), "closed cleanly: " + again.recoveryReport());
-            HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
-            assertEquals(1_000, r.size());
-            for (int i = 0; i < 1_000; i++) {
-                assertEquals("v" + i, r.get("k" + i));
-            }
-            LogStores.verify(again);
-        }
-    }
 }
