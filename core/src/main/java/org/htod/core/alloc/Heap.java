@@ -697,6 +697,14 @@ public final class Heap implements AutoCloseable {
             syncDevice();
             markDurable();
             durableCheckpointStamp = checkpointed;
+            if (diskLists.anySkipping() && !logged) {
+                // Every block is durable now: the pointers that skipped blocks defined since the
+                // last sync name their successors in list order again. Left as they were, one that
+                // named a block later taken from the middle of its list (the unlink rewrites the
+                // block's predecessor in memory, the skipped one) named an allocated block for good,
+                // and every crash lost the blocks behind it.
+                diskLists.rewriteSkipping();
+            }
             if ((method != StorageMethod.TS && diskLists.headsDirty) || tailAllocsSinceCheckpoint >= TAIL_CHECKPOINT_EVERY) {
                 writeCheckpoint();
             }
