@@ -257,7 +257,7 @@ public final class WriteLayer {
                 if (c.isRemove() && cur == null && (p == null ? inTable == 0 : p.current.isRemove())) {
                     return; // nothing to remove
                 }
-                long version = c.version() != 0 ? c.version() : cur != null ? cur.version() + 1 : 1;
+                long version = c.version() != 0 ? c.version() : cur != null ? Change.after(cur.version()) : 1;
                 Mob.Value v = place(m, key, c, version);
                 DataRecord.Op op = new DataRecord.Op(m.tableId, key, v.value(), version, c.expiry(), placedOf(v));
                 ByteBuffer payload = DataRecord.encode(List.of(op));
@@ -450,7 +450,7 @@ public final class WriteLayer {
                         logged.add(new DataRecord.Op(m.tableId, op.key(), null, 0, 0));
                         versionsInBatch.get(m).put(ByteBuffer.wrap(op.key()), 0L);
                     } else {
-                        long version = op.version() != 0 ? op.version() : curVersion + 1;
+                        long version = op.version() != 0 ? op.version() : Change.after(curVersion);
                         if (op.version() != 0 && op.version() <= curVersion) {
                             continue; // Thomas write rule: not newer than what the key holds
                         }

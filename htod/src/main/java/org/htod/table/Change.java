@@ -33,6 +33,17 @@ public final class Change {
         return new Change(value, expiry, version);
     }
 
+    /**
+     * The version a put without one gives a key whose version is {@code current}: the next,
+     * saturating at {@link Long#MAX_VALUE}. A key put with that version (an application's "last")
+     * keeps it through later puts; past it the sum wrapped to a negative version, which every
+     * versioned put then beat (the Thomas write rule undone) and which a copy, a compaction and
+     * an export refused.
+     */
+    public static long after(long current) {
+        return current == Long.MAX_VALUE ? current : current + 1;
+    }
+
     public boolean isRemove() {
         return value == null;
     }

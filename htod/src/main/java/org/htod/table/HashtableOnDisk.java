@@ -514,7 +514,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     private boolean write(int st, Found f, long hash, byte[] key, Change c, boolean expired) {
         StoredEntry cur = f.entry;
         checkSizes(key, c.value);
-        long version = c.version != 0 ? c.version : cur != null && !expired ? cur.version + 1 : 1;
+        long version = c.version != 0 ? c.version : cur != null && !expired ? Change.after(cur.version) : 1;
         long next = cur != null ? cur.next : f.first;
         long pred = cur != null ? f.pred : 0;
         long salt = cur != null ? f.predSalt : f.bucket;

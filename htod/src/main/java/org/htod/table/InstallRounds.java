@@ -127,7 +127,7 @@ final class InstallRounds {
                     continue; // installed before a crash the log's replay followed: the table holds it
                 }
                 boolean live = cur != null && !cur.expiredAt(now);
-                long version = it.version != 0 ? it.version : live ? cur.version + 1 : 1;
+                long version = it.version != 0 ? it.version : live ? Change.after(cur.version) : 1;
                 long next = cur != null ? cur.next : f.first;
                 found.add(f);
                 puts.add(it);
