@@ -215,6 +215,11 @@ public final class HtodStore implements AutoCloseable {
         }
     }
 
+    /** The store's clock now, in epoch milliseconds: what its expiry is judged by. */
+    long now() {
+        return clock.millis();
+    }
+
     /** Marks the store read-only: see {@code Htod.Builder.readOnly}. */
     void markReadOnly() {
         readOnly = true;

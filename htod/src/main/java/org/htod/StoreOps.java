@@ -176,7 +176,9 @@ final class StoreOps {
      * verifier. Returns the entries and maps written.
      */
     static long[] writeCopy(HtodStore source, HtodStore out, Path tmp, Progress progress, boolean frozen) {
-        StoreCopier copier = new StoreCopier(out, System.currentTimeMillis());
+        // The source's clock, as its reads judge expiry: the system's dropped entries still live by
+        // a store clock that runs behind it.
+        StoreCopier copier = new StoreCopier(out, source.now());
         long[] total = {-1};
         long[] done = {0};
         source.copyEntries(frozen, t -> {
