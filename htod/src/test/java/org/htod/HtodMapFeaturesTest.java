@@ -88,6 +88,36 @@ class HtodMapFeaturesTest {
         }
     }
 
+    /**
+     * A clear removes expired entries too, installed or buffered, in both modes: the map is empty
+     * afterwards, and a clock set back brings nothing back. Log mode's clear walked the live
+     * entries only: the expired ones still counted in the size, and came back with the clock.
+     */
+    @Test
+    void aClearRemovesExpiredEntriesToo(OpenedStores stores) {
+        for (boolean direct : new boolean[] {false, true}) {
+            for (boolean installed : new boolean[] {false, true}) {
+                String what = "direct " + direct + ", installed " + installed;
+                ManualClock clock = new ManualClock();
+                try (HtodStore s = stores.open(new MemoryDevice(), b -> TestStores.small(b).directMode(direct).clock(clock))) {
+                    HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+                    m.put("dead", "v", Duration.ofSeconds(10));
+                    m.put("live", "v");
+                    if (installed) {
+                        s.checkpoint();
+                    }
+                    clock.millis += 20_000;
+                    m.clear();
+                    assertEquals(0, m.size(), what);
+                    assertTrue(m.isEmpty(), what);
+                    clock.millis -= 20_000;
+                    assertEquals(null, m.get("dead"), "a cleared entry stays cleared, " + what);
+                    assertEquals(0, m.size(), what);
+                }
+            }
+        }
+    }
+
     @Test
     void entriesExpireLazilyAndBySweep(OpenedStores stores) {
         ManualClock clock = new ManualClock();

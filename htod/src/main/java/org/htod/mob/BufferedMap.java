@@ -93,9 +93,11 @@ public final class BufferedMap implements TableReader, TableWriter {
     @Override
     public void clear() {
         layer.ensureOpen();
-        for (Iterator<StoredEntry> it = iterator(false); it.hasNext();) {
+        // Expired entries too, as direct mode's clear removes them: left behind, they still
+        // counted in the map's size, and a clock set back brought them back.
+        for (Iterator<StoredEntry> it = new Merged(true, false); it.hasNext();) {
             byte[] k = it.next().key();
-            layer.update(this, k, cur -> cur == null ? null : org.htod.table.Change.REMOVE);
+            layer.updateRaw(this, k, raw -> raw == null ? null : org.htod.table.Change.REMOVE);
         }
     }
 
