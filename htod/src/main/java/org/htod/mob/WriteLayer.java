@@ -270,7 +270,7 @@ public final class WriteLayer {
                     if (v.placed() != 0) {
                         heap.unrecorded().release(v.placed()); // no record names it
                     }
-                    decidedOn = state(p, inTableEntry, cur); // only now: it hashes the value
+                    decidedOn = state(p, inTableEntry, cur); // only now: a decision that did not wait needs none
                     decided = c;
                     expected = payload.remaining();
                 } else {
@@ -335,15 +335,40 @@ public final class WriteLayer {
 
     /**
      * What a decision was made on, to tell after a wait whether the key changed meanwhile: the
-     * buffered value itself, or the table's entry by version, expiry and a hash of its value; and
-     * whether the function saw it live ({@code cur}): a value that expired during the wait is a
-     * change the decision did not see.
+     * buffered value itself, or the table's entry by version, expiry and the bytes of its value
+     * read; and whether the function saw it live ({@code cur}): a value that expired during the
+     * wait is a change the decision did not see.
      */
     private static Object state(Mob.Pending p, StoredEntry inTable, StoredEntry cur) {
         Object of = p != null ? p.current
                 : inTable == null ? "absent"
-                : inTable.version() + "@" + inTable.expiry() + "#" + java.util.Arrays.hashCode(inTable.value());
+                : new TableState(inTable.version(), inTable.expiry(), inTable.value());
         return java.util.List.of(of, cur != null);
+    }
+
+    /**
+     * A table entry as a decision saw it, its value compared byte for byte: a hash of it, as
+     * before, let a different value of the same version and expiry (a key removed and put again
+     * restarts at version 1; "Aa" and "BB" hash alike) pass for the one decided on, and a
+     * {@code replace} decided on the old value overwrote the new one.
+     */
+    private record TableState(long version, long expiry, byte[] value) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof TableState t && t.version == version && t.expiry == expiry
+                    && java.util.Arrays.equals(t.value, value);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(version) * 31 + java.util.Arrays.hashCode(value);
+        }
+
+        @Override
+        public String toString() {
+            return "version " + version + ", expiry " + expiry + ", " + (value == null ? "no value read" : value.length
+                    + " bytes");
+        }
     }
 
     /**

@@ -105,4 +105,68 @@ class DecisionAfterWaitTest {
             LogStores.closeQuietly(s);
         }
     }
+
+    /**
+     * The key changes during the wait to a value of the same version and expiry whose bytes hash
+     * as the old one's do: removed and put again ("BB", version 1 again, as "Aa" had), installed,
+     * so that the writer sees it in the table. A {@code replace} decided on "Aa" must find "BB"
+     * and change nothing; the table's state was compared by a hash of the value, and the replace
+     * overwrote "BB".
+     */
+    @Test
+    void aReplaceDecidedBeforeAWaitDoesNotOverwriteAnotherValueThatHashesAlike() throws Exception {
+        HtodStore s = Htod.builder(new MemoryDevice()).grain(64).logSize(1 << 20).durability(Durability.SYNC).open();
+        try {
+            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            assertEquals("Aa".hashCode(), "BB".hashCode());
+            m.put("k", "Aa");
+            s.checkpoint(); // installed: the writer reads the key's state from the table
+            WriteLayer layer = LogStores.layer(s);
+            long tableId = layer.map("m", false).tableId;
+            ReentrantLock install = layer.installLock();
+            Thread writer;
+            AtomicReference<Object> replaced = new AtomicReference<>();
+            String big = "x".repeat(2_000);
+            install.lock(); // no install and no checkpoint: nothing gives the log's room back
+            try {
+                // The log filled with another key's changes until a record of the big value does
+                // not fit, and small records still do.
+                Log log = layer.log;
+                long version = 1;
+                while (log.tryAppend(DataRecord.TYPE, DataRecord.encode(List.of(new DataRecord.Op(tableId,
+                        "filler".getBytes(StandardCharsets.UTF_8), new byte[2_100], version++, 0, null)))) != null) {
+                    // appended
+                }
+                writer = new Thread(() -> {
+                    try {
+                        replaced.set(m.replace("k", "Aa", big));
+                    } catch (Throwable t) {
+                        replaced.set(t);
+                    }
+                });
+                writer.start();
+                long deadline = System.nanoTime() + 10_000_000_000L;
+                while (!waitingForRoom(writer) && System.nanoTime() < deadline) {
+                    Thread.sleep(2);
+                }
+                assertTrue(waitingForRoom(writer), "the writer waits for room in the log, its replace decided: "
+                        + writer.getState() + " " + java.util.Arrays.toString(writer.getStackTrace()));
+                m.remove("k");
+                m.put("k", "BB"); // version 1, as "Aa" had
+                assertEquals(1, m.version("k"));
+                while (layer.installs.installOnce()) {
+                    // installed before any room comes back (the flusher's records take the reserve)
+                }
+            } finally {
+                install.unlock();
+            }
+            s.checkpoint(); // "BB" installed, and the log's room given back: the writer goes on
+            writer.join(10_000);
+            assertFalse(writer.isAlive());
+            assertEquals(Boolean.FALSE, replaced.get(), "the replace finds \"BB\", not \"Aa\"");
+            assertEquals("BB", m.get("k"));
+        } finally {
+            LogStores.closeQuietly(s);
+        }
+    }
 }
