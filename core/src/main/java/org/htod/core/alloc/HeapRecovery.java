@@ -47,6 +47,10 @@ final class HeapRecovery {
         h.checkpointSeq = cp.sequence + 1;
         h.writtenCheckpointStamp = cp.stamp;
         h.durableCheckpointStamp = cp.stamp;
+        // After a process's death the checkpoint read may be in the page cache only: the next one
+        // written is preceded by a sync, or it would overwrite the copy holding the last durable
+        // one (see Heap.writeCheckpoint). A clean close synced it.
+        h.checkpointUnsynced = snapshot == null;
         if (snapshot != null) {
             try {
                 Snapshot.read(h, snapshot);
