@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "import", description = "Reads JSON lines (as export writes them) into a store; each entry keeps its"
         + " expiry and version. Every line is checked, its size against what the store takes too, before anything is"
-        + " written. A missing store is created under a temporary name beside STORE and renamed into place once"
+        + " written. A missing store is created under a temporary name beside STORE and moved into place once"
         + " complete; --direct, --log-size, --storage-method and --grain make it as the export's source was.")
 final class ImportCommand implements Callable<Integer> {
     @Parameters(index = "0", description = "the JSON-lines file")
@@ -68,10 +68,13 @@ final class ImportCommand implements Callable<Integer> {
         }
         // A new store is written aside: an import that fails, or is killed, leaves no half store
         // under the name (a killed one's file, NAME.partial-HEX, goes at the next open of NAME).
+        // Its creation is inside the try too: formatting can fail once the file exists (the disk
+        // full, a device error, a log too large for the file system).
         Path file = create ? Publish.temporary(store) : store;
-        HtodStore s = open(file, create);
+        HtodStore s = null;
         long n;
         try {
+            s = open(file, create);
             ImportLimits limits = ImportLimits.of(s, create);
             long lines = check(limits);
             n = load(s, lines);
@@ -81,10 +84,12 @@ final class ImportCommand implements Callable<Integer> {
                 Publish.publish(file, store);
             }
         } catch (Exception | Error e) {
-            try {
-                s.close();
-            } catch (RuntimeException again) {
-                e.addSuppressed(again);
+            if (s != null) {
+                try {
+                    s.close();
+                } catch (RuntimeException again) {
+                    e.addSuppressed(again);
+                }
             }
             if (create) {
                 try {

@@ -3,8 +3,11 @@ package org.htod.cli;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -12,7 +15,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * How the tool puts a new file in place: written under a temporary name beside its target, made
  * durable, then linked to the target's name, which refuses a target that appeared meanwhile (a
  * rename would replace it silently), with the directory synced so that the name survives a power
- * loss. The library's copies do the same (its {@code StoreOps.publish}, not public).
+ * loss. The library's copies do the same (its {@code StoreOps.publish}, not public). On a file
+ * system without hard links (FAT and exFAT, many FUSE mounts) the file is renamed into place
+ * instead, after a look that the target is absent.
  */
 final class Publish {
     private Publish() {}
@@ -36,6 +41,12 @@ final class Publish {
         }
     }
 
+    /** Gives the existing file {@code existing} the second name {@code link}, as {@link Files#createLink} does. */
+    @FunctionalInterface
+    interface Linker {
+        void link(Path link, Path existing) throws IOException;
+    }
+
     /**
      * Gives the complete, durable file {@code tmp} the name {@code target}, which must not exist;
      * {@code tmp}'s name is gone afterwards.
@@ -43,18 +54,47 @@ final class Publish {
      * @throws Exit.TargetExistsException if {@code target} exists
      */
     static void publish(Path tmp, Path target) throws IOException {
+        publish(tmp, target, Files::createLink);
+    }
+
+    /** {@link #publish(Path, Path)}, the link made by {@code linker}: for tests of a file system without hard links. */
+    static void publish(Path tmp, Path target, Linker linker) throws IOException {
+        boolean linked;
         try {
-            Files.createLink(target, tmp);
+            linker.link(target, tmp);
+            linked = true;
         } catch (FileAlreadyExistsException e) {
-            throw new Exit.TargetExistsException(target + " appeared while this command ran, and is not overwritten;"
-                    + " what was written is discarded");
+            throw appeared(target);
+        } catch (UnsupportedOperationException | FileSystemException e) {
+            // No hard links here (EPERM on FAT and exFAT, EOPNOTSUPP or ENOSYS on many FUSE
+            // mounts): failing would throw away the whole file just written, so it is renamed
+            // into place instead. A rename replaces a target, so the target is looked for first;
+            // one that appears between the look and the rename is replaced, a race the link
+            // closes and this cannot.
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                throw appeared(target);
+            }
+            try {
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException | RuntimeException again) {
+                again.addSuppressed(e);
+                throw again;
+            }
+            linked = false;
         }
-        Files.delete(tmp);
+        if (linked) {
+            Files.delete(tmp);
+        }
         Path dir = target.toAbsolutePath().getParent();
         try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
             d.force(true);
         } catch (IOException e) {
             // Some systems cannot open or sync a directory; the file itself is durable.
         }
+    }
+
+    private static Exit.TargetExistsException appeared(Path target) {
+        return new Exit.TargetExistsException(target + " appeared while this command ran, and is not overwritten;"
+                + " what was written is discarded");
     }
 }

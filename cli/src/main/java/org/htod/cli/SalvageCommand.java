@@ -1,9 +1,8 @@
 package org.htod.cli;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -11,6 +10,7 @@ import java.util.concurrent.Callable;
 import org.htod.CopyReport;
 import org.htod.Htod;
 import org.htod.core.StoreLockedException;
+import org.htod.core.device.FileDevice;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -19,8 +19,11 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "salvage", description = "Writes every readable entry of a damaged store into a new store, leaving the"
         + " damaged one untouched: a walk of its maps when it opens and verifies, else a scan of its heap block by block."
-        + " A store open in another process is locked (exit 4).")
+        + " A store open in this process or another is locked (exit 4).")
 final class SalvageCommand implements Callable<Integer> {
+    /** Bytes the copy of the damaged store reads at a time. */
+    private static final int COPY_CHUNK = 4 << 20;
+
     @Parameters(index = "0", description = "the damaged store file")
     Path store;
 
@@ -39,11 +42,11 @@ final class SalvageCommand implements Callable<Integer> {
         Stores.mustNotExist(target);
         Publish.mustHaveDirectory(target);
         // Htod.salvage copies the damaged file without its lock, so a store another process has
-        // open, and writes, would be copied torn and salvaged with exit 0. So the tool takes a
-        // shared lock, which an open store's exclusive lock refuses, and copies the file itself
-        // while it holds it; the library salvages that copy. The lock cannot be held over
-        // Htod.salvage instead: its scan locks the file again, which this process's own lock
-        // refuses (and on Linux closing any other descriptor of the file drops the lock).
+        // open, and writes, would be copied torn and salvaged with exit 0. So the tool opens the
+        // file as a read-only device, under a shared lock that an open store's exclusive lock
+        // refuses, and copies it while it holds it; the library salvages that copy. The device
+        // cannot be held over Htod.salvage instead: its scan claims the file again, which this
+        // process's own claim refuses.
         Path image = Publish.temporary(target);
         try {
             snapshot(image);
@@ -61,29 +64,39 @@ final class SalvageCommand implements Callable<Integer> {
         return Exit.OK.code;
     }
 
-    /** The damaged store copied to {@code image} under a shared lock on it, read through the locked channel only. */
+    /**
+     * The damaged store copied to {@code image} through a read-only device, which holds the file
+     * under a shared lock until the copy is done. The device claims the file in this process
+     * before it opens a descriptor, so a store open in this very process refuses it and keeps its
+     * own lock; a plain channel, opened beside that store and closed, would drop the store's lock
+     * (closing any descriptor of a file drops the process's locks on it).
+     */
     private void snapshot(Path image) throws IOException {
-        try (FileChannel in = FileChannel.open(store, StandardOpenOption.READ)) {
-            FileLock lock;
-            try {
-                lock = in.tryLock(0, Long.MAX_VALUE, true);
-            } catch (OverlappingFileLockException e) {
-                lock = null; // a store open in this very process
-            }
-            if (lock == null) {
-                throw new StoreLockedException(store + " is locked: a store has it open (in another process?); salvage"
-                        + " reads only a store nobody writes, so close that store first");
-            }
-            try (FileChannel out = FileChannel.open(image, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-                    Bar bar = Bar.of("read", "bytes", quiet)) {
-                long size = in.size();
-                for (long at = 0, n = 1; at < size && n > 0; at += n) {
-                    n = in.transferTo(at, Math.min(size - at, 64L << 20), out); // 0: the file ended early
-                    bar.step(at + n, size);
+        try (FileDevice in = openLocked();
+                FileChannel out = FileChannel.open(image, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                Bar bar = Bar.of("read", "bytes", quiet)) {
+            long size = in.size();
+            ByteBuffer buf = ByteBuffer.allocateDirect((int) Math.max(1, Math.min(size, COPY_CHUNK)));
+            for (long at = 0; at < size; ) {
+                buf.clear().limit((int) Math.min(buf.capacity(), size - at));
+                in.read(at, buf); // a file that ended early (shrunk by something that ignores the lock) throws
+                buf.flip();
+                at += buf.remaining();
+                while (buf.hasRemaining()) {
+                    out.write(buf);
                 }
-            } finally {
-                lock.release();
+                bar.step(at, size);
             }
+        }
+    }
+
+    /** The damaged store as a read-only device, under a shared lock. */
+    private FileDevice openLocked() {
+        try {
+            return FileDevice.openReadOnly(store);
+        } catch (StoreLockedException e) {
+            throw new StoreLockedException(store + " is locked: a store has it open, in this process or another;"
+                    + " salvage reads only a store nobody writes, so close that store first");
         }
     }
 

@@ -289,6 +289,36 @@ class CliTest {
         assertEquals(0, run("verify", out.toString()).code());
     }
 
+    /**
+     * Salvage of a store open in this very process ({@link Main#run} runs in its caller's JVM) is
+     * refused as locked (exit 4), and the open store keeps its lock, so that no other process can
+     * open it meanwhile; once it is closed, the salvage runs and leaves no lock of its own. The
+     * salvage opened a channel of its own on the file, whose lock this process's lock refused,
+     * and closing that channel dropped the open store's lock: closing any descriptor of a file
+     * drops the process's locks on it.
+     */
+    @Test
+    void salvageOfAStoreOpenInThisProcessLeavesItsLock() throws Exception {
+        Path p = store("open.htod", 10, false);
+        Path out = dir.resolve("salvaged.htod");
+        try (HtodStore open = Htod.builder(p).createIfMissing(false).open()) {
+            assertTrue(org.htod.core.device.ProcLocks.lockedByThisProcess(p), "the open store holds its lock");
+            Run r = run("salvage", "--quiet", p.toString(), out.toString());
+            assertEquals(4, r.code(), r.out() + r.err());
+            assertTrue(r.err().startsWith("htod salvage: " + p + " is locked"), r.err());
+            assertFalse(Files.exists(out));
+            assertTrue(org.htod.core.device.ProcLocks.lockedByThisProcess(p), "the open store still holds its lock");
+            open.map("pages", Codec.string(), Codec.string()).put(key(10), value(10));
+        }
+        Run r = run("salvage", "--quiet", p.toString(), out.toString());
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertFalse(org.htod.core.device.ProcLocks.lockedByThisProcess(p), "the salvage let go of the file");
+        assertEquals(11, pages(out).size());
+        try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+            assertEquals(List.of(), files.filter(f -> f.toString().contains(".partial")).toList());
+        }
+    }
+
     @Test
     @SuppressWarnings("try") // one store is held open, not used: the commands meet its lock
     void badInputGetsOneLineAndItsOwnExitCode() throws Exception {

@@ -2,6 +2,7 @@ package org.htod.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -150,6 +151,27 @@ class ImportExportTest {
         assertTrue(r.err().contains(latin1 + " line 3: not UTF-8 (byte 22 of the line is 0xe9)"), r.err());
         assertFalse(Files.exists(q));
         assertEquals(List.of(), partials());
+    }
+
+    /**
+     * A new store whose creation fails once its file exists leaves neither the store nor its
+     * temporary file. Here the log asked for is so large that a file's default heap capacity, 1
+     * TiB, no longer fits below offset 2^63, which only the formatting of the new file finds; a
+     * full disk or a device error fails there too. The temporary {@code NAME.partial-HEX} was
+     * created outside the import's cleanup and stayed.
+     */
+    @Test
+    void aNewStoreWhoseCreationFailsLeavesNoTemporaryFile() throws Exception {
+        Path lines = dir.resolve("one.jsonl");
+        Files.writeString(lines, "{\"map\":\"m\",\"key\":\"a\",\"value\":\"1\"}\n");
+        Path q = dir.resolve("never.htod");
+        long logSize = (1L << 63) - (1L << 39); // a multiple of 4096, as the option asks, 512 GiB short of 2^63
+        Tool.Run r = Tool.run("import", "--quiet", "--log-size", Long.toString(logSize), lines.toString(),
+                q.toString());
+        assertNotEquals(0, r.code(), r.all());
+        assertTrue(r.err().startsWith("htod import: "), r.err());
+        assertFalse(Files.exists(q), "no store left");
+        assertEquals(List.of(), partials(), "no temporary file left");
     }
 
     private static byte[] concat(byte[]... parts) {

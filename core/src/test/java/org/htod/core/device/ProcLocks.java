@@ -6,11 +6,11 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Assumptions;
 
 /** Reads the system's record locks, where it lists them in {@code /proc/locks}. */
-final class ProcLocks {
+public final class ProcLocks {
     private ProcLocks() {}
 
     /** Whether {@code /proc/locks} lists a POSIX lock of this process on {@code file} (the test is skipped without it). */
-    static boolean lockedByThisProcess(Path file) throws IOException {
+    public static boolean lockedByThisProcess(Path file) throws IOException {
         Path locks = Path.of("/proc/locks");
         Assumptions.assumeTrue(Files.isReadable(locks), "no /proc/locks to read the file's lock from");
         long inode = ((Number) Files.getAttribute(file, "unix:ino")).longValue();
