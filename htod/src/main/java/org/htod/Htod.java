@@ -379,7 +379,10 @@ public final class Htod {
          * opened through a read-only descriptor under a shared lock (a store open elsewhere
          * refuses it, other read-only opens may share it), and what the open writes to recover
          * the store after a crash, and what a {@link HtodStore#verify() verify} writes, is kept in
-         * memory ({@code OverlayDevice}) and gone at close. Reads see the store as recovered;
+         * memory ({@code OverlayDevice}, at most a quarter of the JVM's memory: past it the open
+         * fails with {@link org.htod.core.StoreFullException}) and gone at close. The store opens
+         * in the mode it was last opened in, and in log mode runs no flusher: what a crash left in
+         * the log is replayed into the write buffer and stays there. Reads see the store as recovered;
          * writes, batches, a map that does not exist and compaction throw {@link
          * ReadOnlyStoreException}. For inspecting a store (the command-line tool's {@code info},
          * {@code verify}, {@code dump}) without replaying its log into it, so that a crash's
@@ -444,7 +447,9 @@ public final class Htod {
             boolean create = createIfMissing && !readOnly;
             CountingDevice device = new CountingDevice(opener.open(create, mapReads, readOnly), false); // stats(), metrics
             boolean direct = this.direct;
-            if (asStored && device.size() > 0) {
+            // Read-only, a store opens in the mode it was last opened in: turning a direct-mode store
+            // into a log-mode one would format its log region, all of it in memory.
+            if ((asStored || readOnly) && device.size() > 0) {
                 try {
                     Superblock sb = Container.open(device).superblock();
                     direct = sb.rootCatalog() != 0 && !sb.log().active();
@@ -460,7 +465,7 @@ public final class Htod {
                             doublingMinBatch != 0 ? doublingMinBatch : TableOptions.LOGGED_DOUBLING_MIN_BATCH,
                             TableOptions.DEFAULT_SLOT_RUN_BYTES);
                     WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
-                            bufferSize, Math.max(1, syncInterval.toMillis()), installBatch, placeValuesFrom);
+                            bufferSize, Math.max(1, syncInterval.toMillis()), installBatch, placeValuesFrom, readOnly);
                     // An online compaction opens the file again with these very options.
                     HtodStore.Reopen reopen = path == null || readOnly ? null : new HtodStore.Reopen(path,
                             dev -> LoggedOpen.open(dev, false, cfg, topts, wopts, c::millis));

@@ -51,9 +51,13 @@ import org.htod.table.TableStore;
  * </ul>
  */
 public final class WriteLayer {
-    /** How the write layer behaves; see the builder's options. */
+    /**
+     * How the write layer behaves; see the builder's options. {@code readOnly}: a read-only open's
+     * layer, which starts no flusher (what its open replayed stays in the buffer, and nothing is
+     * installed, doubled or checkpointed behind the reader's back).
+     */
     public record Options(Durability durability, long bufferBytes, long syncIntervalMillis, int installBatch,
-            int placeValuesFrom) {}
+            int placeValuesFrom, boolean readOnly) {}
 
     /** When changes are durable, as the store's durability says. */
     public enum Durability { SYNC, ASYNC, NONE }
@@ -165,8 +169,11 @@ public final class WriteLayer {
         this.flusher = new Flusher(this, mob, log, installs, options, stats);
     }
 
+    /** Starts the flusher, unless the store is opened read-only. */
     void start() {
-        flusher.start();
+        if (!options.readOnly()) {
+            flusher.start();
+        }
     }
 
     // ------------------------------------------------------------------ maps

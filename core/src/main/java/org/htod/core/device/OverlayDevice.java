@@ -19,20 +19,29 @@ import org.htod.core.StoreFullException;
  * <p>Every method holds this device's monitor: meant for an inspection, not for many threads.
  */
 public final class OverlayDevice implements BlockDevice {
-    private static final int PAGE = 4096;
+    /** Small, as what is written here is mostly small: a free block's next pointer, a header. */
+    private static final int PAGE = 512;
 
     private final BlockDevice below;
     /** The size of {@link #below}, which nothing changes while this device reads it (it is locked). */
     private final long belowSize;
     /** Pages written here, by page number. Guarded by this. */
     private final Map<Long, byte[]> pages = new HashMap<>();
+    /** The most bytes of pages this device holds; a write past it throws {@link StoreFullException}. */
+    private final long maxHeldBytes;
     private long size;
     private boolean closed;
 
+    /** Over {@code below}, holding at most a quarter of the most memory the JVM may use. */
     public OverlayDevice(BlockDevice below) {
+        this(below, Runtime.getRuntime().maxMemory() / 4);
+    }
+
+    public OverlayDevice(BlockDevice below, long maxHeldBytes) {
         this.below = below;
         this.belowSize = below.size();
         this.size = belowSize;
+        this.maxHeldBytes = maxHeldBytes;
     }
 
     @Override
@@ -91,8 +100,18 @@ public final class OverlayDevice implements BlockDevice {
         if (len == 0) {
             return; // grows nothing, as on any device
         }
-        long at = pos;
         long end = pos + len;
+        long fresh = 0;
+        for (long page = pos / PAGE; page <= (end - 1) / PAGE; page++) {
+            fresh += pages.containsKey(page) ? 0 : 1;
+        }
+        if ((pages.size() + fresh) * PAGE > maxHeldBytes) {
+            // Before anything is written, as the contract asks; a clear error rather than the JVM
+            // out of memory: a store whose recovery writes this much needs a writable open.
+            throw new StoreFullException("write of " + len + " bytes at offset " + pos + " of " + name()
+                    + ", open read-only: the writes it holds in memory would pass " + maxHeldBytes + " bytes");
+        }
+        long at = pos;
         while (at < end) {
             long page = at / PAGE;
             byte[] p = pages.get(page);

@@ -58,6 +58,23 @@ class OverlayDeviceTest {
     }
 
     @Test
+    void writesPastWhatItMayHoldAreRefusedWholeAndTheRestStays() {
+        MemoryDevice below = new MemoryDevice();
+        below.write(0, ByteBuffer.wrap(new byte[10_000]));
+        try (OverlayDevice d = new OverlayDevice(below, 2048)) { // four 512-byte pages
+            d.write(100, ByteBuffer.wrap(new byte[] {7}));
+            d.write(3072, ByteBuffer.wrap(new byte[1536])); // pages 6 to 8: four in all
+            assertEquals(2048, d.heldBytes());
+            assertThrows(org.htod.core.StoreFullException.class, () -> d.write(9000, ByteBuffer.wrap(new byte[] {1})));
+            d.write(101, ByteBuffer.wrap(new byte[] {8})); // a page it holds takes more
+            ByteBuffer b = ByteBuffer.allocate(2);
+            d.read(100, b);
+            assertArrayEquals(new byte[] {7, 8}, b.array());
+            assertEquals(2048, d.heldBytes());
+        }
+    }
+
+    @Test
     void aFileOpenedReadOnlySharesItsLockWithNoWriter() throws Exception {
         Path f = Files.createTempFile(DeviceContractTests.testDir(), "read-only", ".htod");
         try {
