@@ -144,10 +144,10 @@ final class LockedChannel {
         // A file that does not exist yet has no identity to claim before the open that creates
         // it; so that no other open of the same file in this process claims it between that
         // open and the claim (and has its lock dropped by the descriptor a refused open closes),
-        // each open looks, claims, and for a new file creates, under the process's lock.
+        // each open looks, claims, and for a new file creates, under its path's opening lock.
         Object key;
         FileChannel ch = null;
-        synchronized (ProcessLocks.OPENING) {
+        synchronized (ProcessLocks.opening(path)) {
             boolean existed = Files.exists(path);
             key = existed ? ProcessLocks.claim(path) : null;
             if (!existed) {

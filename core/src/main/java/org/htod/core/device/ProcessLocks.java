@@ -17,8 +17,8 @@ import org.htod.core.StoreLockedException;
  */
 final class ProcessLocks {
     private static final Set<Object> HELD = ConcurrentHashMap.newKeySet();
-    /** Held by an open from its look at whether the file exists to its claim (see {@code LockedChannel.open}). */
-    static final Object OPENING = new Object();
+    /** The lock of each path opened so far: see {@link #opening}. */
+    private static final ConcurrentHashMap<Path, Object> OPENING = new ConcurrentHashMap<>();
 
     private ProcessLocks() {}
 
@@ -29,6 +29,16 @@ final class ProcessLocks {
             throw new StoreLockedException(path + " is locked by another open store in this process");
         }
         return key;
+    }
+
+    /**
+     * Held by an open of {@code path} from its look at whether the file exists to its claim (see
+     * {@code LockedChannel.open}): one lock a path, so that an open that hangs (a file system that
+     * does not answer) holds up the opens of that path only. Two names of one file (a link) each
+     * have their own; the race it closes needs two opens creating the file at once, by the same name.
+     */
+    static Object opening(Path path) {
+        return OPENING.computeIfAbsent(path.toAbsolutePath().normalize(), p -> new Object());
     }
 
     static void release(Object key) {
