@@ -147,7 +147,10 @@ public final class Htod {
      * replayed): when that reads every map, nothing is lost. Otherwise it scans the heap block by
      * block and keeps every entry whose checksums hold, named after its map where the map's
      * catalog entry survived ({@code salvaged-<table id>} where not); a key found twice keeps its
-     * higher version. A scan cannot see changes that only the log held.
+     * higher version. A scan cannot see changes that only the log held; and in log mode, where the
+     * heap keeps its free blocks in its checkpoint rather than in the blocks' headers, the blocks
+     * of removed and replaced entries still read as entries: a replaced value loses to its newer
+     * version, but a removed key comes back with its last value.
      */
     public static CopyReport salvage(Path damaged, Path target, Progress progress) {
         Objects.requireNonNull(damaged, "damaged");

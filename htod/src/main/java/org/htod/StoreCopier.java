@@ -10,7 +10,9 @@ import org.htod.table.TableWriter;
 /**
  * Writes entries into a new store, keeping each entry's expiry and version: entries that carry
  * neither (a version of 1, no expiry) in batches through {@code putAll}, so that batch allocation
- * (OBA) places them together; the others one by one. A key met twice keeps its higher version.
+ * (OBA) places them together; the others one by one. Where a key may be met twice (a salvage's
+ * scan of the heap), every entry goes one by one, and the key keeps its higher version: batched,
+ * a version-1 entry met after a newer one was put over it by the batch's blind write.
  */
 final class StoreCopier {
     private static final int BATCH = 512;
@@ -19,11 +21,18 @@ final class StoreCopier {
     private final Map<String, TableWriter> tables = new HashMap<>();
     private final Map<String, List<byte[][]>> pending = new HashMap<>();
     private final long now;
+    /** Whether a key may be met more than once: then nothing is batched. */
+    private final boolean keysRepeat;
     private long entries;
 
     StoreCopier(HtodStore out, long now) {
+        this(out, now, false);
+    }
+
+    StoreCopier(HtodStore out, long now, boolean keysRepeat) {
         this.out = out;
         this.now = now;
+        this.keysRepeat = keysRepeat;
     }
 
     private TableWriter table(String map) {
@@ -36,7 +45,7 @@ final class StoreCopier {
             return;
         }
         entries++;
-        if (version == 1 && expiry == 0) {
+        if (version == 1 && expiry == 0 && !keysRepeat) {
             List<byte[][]> batch = pending.computeIfAbsent(map, m -> new ArrayList<>());
             batch.add(new byte[][] {key, value});
             if (batch.size() >= BATCH) {

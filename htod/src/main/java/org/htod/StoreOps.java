@@ -320,7 +320,7 @@ final class StoreOps {
             long entries;
             int maps;
             try (HtodStore out = like(tmp, sb).open()) {
-                StoreCopier copier = new StoreCopier(out, System.currentTimeMillis());
+                StoreCopier copier = new StoreCopier(out, System.currentTimeMillis(), true); // older copies of a key too
                 scan = EntryScanner.scan(dev, first, end, grain, f -> {
                     if (f.tableId() != catalogId || names.isEmpty()) {
                         String map = names.getOrDefault(f.tableId(), "salvaged-" + Long.toHexString(f.tableId()));
