@@ -269,6 +269,10 @@ final class StoreOps {
             }
         } catch (HtodException e) {
             why = e.getMessage();
+        } catch (RuntimeException e) {
+            // Damage the open or the walk did not expect: the scan, which trusts nothing but
+            // checksums, is what a salvage is for; aborting here left the entries unread.
+            why = "the walk failed: " + e;
         } catch (IOException e) {
             why = "cannot copy " + damaged + " to walk it: " + e.getMessage();
         } finally {

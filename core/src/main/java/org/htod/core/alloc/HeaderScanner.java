@@ -110,10 +110,17 @@ final class HeaderScanner {
         return h;
     }
 
+    /** The valid header at {@code pos}, or null: none there, or the device ends before one would. */
     BlockHeader headerAt(long pos) {
         if (pos < windowStart || pos + BlockHeader.SIZE > windowStart + window.limit()) {
             int want = window.limit() > 0 && lastWasLarge ? LARGE_WINDOW : SMALL_WINDOW;
             long avail = heap.dev.size() - pos;
+            if (avail < BlockHeader.SIZE) {
+                // A file cut short: the tail held in memory (a log-mode open reads no headers) lies
+                // past its end. No header there, which the caller reports as damage with where;
+                // a buffer of the negative or short remainder threw untyped.
+                return null;
+            }
             int len = (int) Math.min(want, avail);
             window = ByteBuffer.allocate(len);
             heap.dev.read(pos, window);
