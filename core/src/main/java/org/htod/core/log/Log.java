@@ -638,7 +638,10 @@ public final class Log {
                         wakeWaiters(true);
                         throw x;
                     }
-                    taken = takePending(pending.capacity());
+                    // The next buffer as large as this one, so that a run of large groups does not
+                    // grow it afresh each time; but no larger than a spare is kept: one large group
+                    // left every later commit, however small, allocating its size.
+                    taken = takePending(Math.min(pending.capacity(), SPARE_LIMIT));
                     groups++;
                     groupRecords += recordsInPending;
                     lastGroupRecords = recordsInPending;
