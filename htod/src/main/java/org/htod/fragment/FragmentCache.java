@@ -165,12 +165,18 @@ public final class FragmentCache {
         return run(changes, false);
     }
 
+    /** Fragments a sweep unpublishes in one unit at most: see {@link #sweepExpired}. */
+    static final int SWEEP_UNIT = 1024;
+
     /**
-     * Unpublishes every fragment whose time to live has ended, as one unit, and rebuilds what
-     * included them (their includes now assemble to nothing). A fragment republished meanwhile
-     * with a later expiry is left alone.
+     * Unpublishes every fragment whose time to live has ended, in units of at most {@link
+     * #SWEEP_UNIT} (fewer where the pages they rebuild make a unit too large for one log record),
+     * and rebuilds what included them (their includes now assemble to nothing). A fragment
+     * republished meanwhile with a later expiry is left alone. All of them in one unit failed
+     * once too many had expired for one log record (a backlog after a stop, a burst of short
+     * lives), and every later sweep failed the same, while more expired.
      *
-     * @return the unit's result; its {@code changed} are the fragments unpublished
+     * @return the units' results together; {@code changed} are the fragments unpublished
      */
     public PublishResult sweepExpired() {
         long now = clock.millis();
@@ -180,7 +186,30 @@ public final class FragmentCache {
                 due.add(Change.unpublish(e.getKey()));
             }
         }
-        return due.isEmpty() ? new PublishResult(List.of(), List.of(), 0, 0) : run(due, true);
+        List<String> changed = new ArrayList<>();
+        Set<String> rebuilt = new LinkedHashSet<>(); // a page may be rebuilt by more than one unit
+        int reconstructed = 0;
+        int writes = 0;
+        int unit = SWEEP_UNIT;
+        for (int from = 0; from < due.size();) {
+            List<Change> part = due.subList(from, Math.min(due.size(), from + unit));
+            PublishResult r;
+            try {
+                r = run(part, true);
+            } catch (org.htod.EntryTooLargeException e) {
+                if (part.size() == 1) {
+                    throw e; // one fragment's rebuilt pages alone exceed a record: as a publish of it would
+                }
+                unit = Math.max(1, part.size() / 2);
+                continue;
+            }
+            changed.addAll(r.changed());
+            rebuilt.addAll(r.rebuilt());
+            reconstructed += r.reconstructed();
+            writes += r.writes();
+            from += part.size();
+        }
+        return new PublishResult(changed, new ArrayList<>(rebuilt), reconstructed, writes);
     }
 
     private PublishResult run(List<Change> changes, boolean onlyExpired) {

@@ -164,4 +164,49 @@ class FragmentCacheTest {
             assertEquals(Instant.ofEpochMilli(Long.MAX_VALUE), c.expiresAt("/a.html"));
         }
     }
+
+    /**
+     * More fragments expired than one unit of the store holds (a backlog after a stop): a sweep
+     * unpublishes them all, in several units. In one unit it failed with EntryTooLargeException,
+     * and every later sweep failed the same while more expired.
+     */
+    @Test
+    void aSweepOfMoreExpiredFragmentsThanOneUnitHoldsUnpublishesThemAll() {
+        Clock[] now = {Clock.fixed(Instant.ofEpochSecond(1000), ZoneOffset.UTC)};
+        Clock clock = new Clock() {
+            @Override
+            public Instant instant() {
+                return now[0].instant();
+            }
+
+            @Override
+            public java.time.ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(java.time.ZoneId z) {
+                return this;
+            }
+        };
+        try (HtodStore store = Htod.builder(new MemoryDevice()).grain(64).logSize(1 << 20)
+                .durability(Durability.NONE).open()) {
+            FragmentCache c = FragmentCache.open(store, "site", clock);
+            int n = 4 * FragmentCache.SWEEP_UNIT;
+            List<Change> unit = new java.util.ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                unit.add(Change.publish("/f" + i + ".html", "fragment number " + i + " " + "x".repeat(40),
+                        Duration.ofSeconds(1)));
+                if (unit.size() == 200 || i == n - 1) {
+                    c.apply(unit);
+                    unit.clear();
+                }
+            }
+            now[0] = Clock.offset(now[0], Duration.ofSeconds(2));
+            PublishResult r = c.sweepExpired();
+            assertEquals(n, r.changed().size());
+            assertEquals(0, c.fragmentCount());
+            assertEquals(0, c.expiringCount());
+        }
+    }
 }
