@@ -145,24 +145,20 @@ final class LockedChannel {
         // it; so that no other open of the same file in this process claims it between that
         // open and the claim (and has its lock dropped by the descriptor a refused open closes),
         // each open looks, claims, and for a new file creates, under its path's opening lock.
-        Object key;
-        FileChannel ch = null;
-        synchronized (ProcessLocks.opening(path)) {
-            boolean existed = Files.exists(path);
-            key = existed ? ProcessLocks.claim(path) : null;
-            if (!existed) {
-                ch = openChannel(path, options, opener, openFailure, null);
-                try {
-                    key = ProcessLocks.claim(path);
-                } catch (RuntimeException e) {
-                    closeQuietly(ch);
-                    throw e;
-                }
+        Claimed claimed = ProcessLocks.opening(path, () -> {
+            if (Files.exists(path)) {
+                return new Claimed(ProcessLocks.claim(path), null);
             }
-        }
-        if (ch == null) {
-            ch = openChannel(path, options, opener, openFailure, key);
-        }
+            FileChannel created = openChannel(path, options, opener, openFailure, null);
+            try {
+                return new Claimed(ProcessLocks.claim(path), created);
+            } catch (RuntimeException e) {
+                closeQuietly(created);
+                throw e;
+            }
+        });
+        Object key = claimed.key();
+        FileChannel ch = claimed.created() != null ? claimed.created() : openChannel(path, options, opener, openFailure, key);
         try {
             FileLock lock = null;
             if (fileLock) {
@@ -190,6 +186,9 @@ final class LockedChannel {
             throw e;
         }
     }
+
+    /** What an open claimed under its path's opening lock: the file's key, and the channel that created it, if it did. */
+    private record Claimed(Object key, FileChannel created) {}
 
     /** Opens the device's channel; on failure releases {@code key} and throws the device's error. */
     private static FileChannel openChannel(Path path, Set<? extends OpenOption> options, Opener opener,

@@ -17,8 +17,13 @@ import org.htod.core.StoreLockedException;
  */
 final class ProcessLocks {
     private static final Set<Object> HELD = ConcurrentHashMap.newKeySet();
-    /** The lock of each path opened so far: see {@link #opening}. */
-    private static final ConcurrentHashMap<Path, Object> OPENING = new ConcurrentHashMap<>();
+    /** The lock of each path an open is in (see {@link #opening}), with how many opens hold or wait for it. */
+    private static final ConcurrentHashMap<Path, Opening> OPENING = new ConcurrentHashMap<>();
+
+    /** A path's opening lock; {@code users} changes only inside the map's compute for its path. */
+    private static final class Opening {
+        int users;
+    }
 
     private ProcessLocks() {}
 
@@ -32,13 +37,32 @@ final class ProcessLocks {
     }
 
     /**
-     * Held by an open of {@code path} from its look at whether the file exists to its claim (see
-     * {@code LockedChannel.open}): one lock a path, so that an open that hangs (a file system that
+     * Runs {@code open} holding {@code path}'s opening lock: an open holds it from its look at
+     * whether the file exists to its claim (see {@code LockedChannel.open}). One lock a path, so that an open that hangs (a file system that
      * does not answer) holds up the opens of that path only. Two names of one file (a link) each
      * have their own; the race it closes needs two opens creating the file at once, by the same name.
      */
-    static Object opening(Path path) {
-        return OPENING.computeIfAbsent(path.toAbsolutePath().normalize(), p -> new Object());
+    static <T> T opening(Path path, java.util.function.Supplier<T> open) {
+        Path key = path.toAbsolutePath().normalize();
+        Opening lock = OPENING.compute(key, (k, o) -> {
+            Opening l = o == null ? new Opening() : o;
+            l.users++;
+            return l;
+        });
+        try {
+            synchronized (lock) {
+                return open.get();
+            }
+        } finally {
+            // Gone with its last user: one kept for every path ever opened (every temporary name
+            // a copy used) grew without end.
+            OPENING.computeIfPresent(key, (k, o) -> --o.users == 0 ? null : o);
+        }
+    }
+
+    /** Paths with an opening lock now: for tests. */
+    static int openingPaths() {
+        return OPENING.size();
     }
 
     static void release(Object key) {

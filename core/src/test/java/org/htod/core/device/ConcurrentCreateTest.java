@@ -77,6 +77,7 @@ class ConcurrentCreateTest {
             assertEquals(1, refused, "one open refused: " + outcomes);
             assertTrue(winner != null, "one open won");
             assertTrue(ProcLocks.lockedByThisProcess(file), "the file is still locked by the open that won");
+            assertEquals(0, ProcessLocks.openingPaths(), "no opening lock kept once the opens are done");
         } finally {
             for (Object o : outcomes) {
                 if (o instanceof FileDevice d) {
