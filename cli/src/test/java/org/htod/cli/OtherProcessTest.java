@@ -124,12 +124,13 @@ class OtherProcessTest {
     }
 
     /**
-     * A crashed store whose tables are damaged: verify prints each problem and exits 1, then says
-     * that the close failed. The close, which installs the replayed changes into the damaged
-     * tables, threw first: exit 6 with the close's message, and the report never printed.
+     * A crashed store whose tables are damaged: verify prints each problem and exits 1, and its
+     * close, of a read-only open, installs nothing and says nothing. The close of an open that
+     * wrote installed the replayed changes into the damaged tables and threw: exit 6 with the
+     * close's message, and the report never printed (the report now comes first in any case).
      */
     @Test
-    void verifyPrintsItsReportWhenTheCloseThenFails() throws Exception {
+    void verifyOfACrashedDamagedStorePrintsItsReport() throws Exception {
         Path p = store("damaged.htod");
         crash(p); // overwrites every key: the new values are in the log only
         byte[] file = Files.readAllBytes(p);
@@ -143,8 +144,7 @@ class OtherProcessTest {
         assertEquals(1, r.code(), r.all());
         assertTrue(r.out().matches("(?s)" + java.util.regex.Pattern.quote(p.toString()) + ": offset \\d+: .*CRC32C.*"),
                 r.out());
-        assertTrue(r.err().startsWith("htod verify: " + p + " verified, then its close failed: "), r.err());
-        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertEquals("", r.err(), "the read-only open's close installs nothing into the damaged tables");
     }
 
     private static int indexOf(byte[] hay, byte[] needle) {

@@ -108,12 +108,13 @@ final class Flusher {
     }
 
     /**
-     * The high-water marks: the buffer over half full, the log over a third used, or the replaced
-     * placed values holding much of the heap. A round runs at once.
+     * The high-water marks: the buffer over half full, the log over a third used, the replaced
+     * placed values holding much of the heap, or placed values logged since the last checkpoint
+     * past half the buffer (see {@code Installs.placedDue}). A round runs at once.
      */
     private boolean overHighWater() {
         return mob.bytes() > mob.capacity() / 2 || log.used() > log.regionSize() / 3
-                || installs.replaced.worthASync(mob.capacity());
+                || installs.replaced.worthASync(mob.capacity()) || installs.placedDue();
     }
 
     private boolean workDue() {
@@ -155,7 +156,8 @@ final class Flusher {
                         // oldest first, a batch at a time, until below the low-water marks; a
                         // doubling step between batches; a checkpoint whenever the log fills
                         boolean wanted = (all && mob.minFirstLsn(Long.MAX_VALUE) < passEnd)
-                                || mob.bytes() > mob.capacity() / 4 || uninstalledLog() > log.regionSize() / 4;
+                                || mob.bytes() > mob.capacity() / 4 || uninstalledLog() > log.regionSize() / 4
+                                || installs.placedDue(); // installed, so that a checkpoint can move past them
                         installs.keepUpDoublings(); // the tables sized for the keys the install adds
                         progress = wanted && installs.installOnce();
                         progress |= installs.doublings();

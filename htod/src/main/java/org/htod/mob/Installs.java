@@ -46,6 +46,10 @@ final class Installs {
     private final Runnable heal;
     /** Blocks of placed values that a later change replaced before the flusher took them. */
     final ReplacedBlocks replaced;
+    /** Bytes of the values of placed puts logged so far (see {@link #placedDue}). */
+    final java.util.concurrent.atomic.AtomicLong placedLogged = new java.util.concurrent.atomic.AtomicLong();
+    /** {@link #placedLogged} at the last checkpoint. Guarded by the install lock. */
+    private long placedAtCheckpoint;
     /** Blocks of checkpoints whose superblock update failed. */
     private final List<Long> heldBlocks = new ArrayList<>();
     /** Handle of the block holding the checkpoint in force (0: none yet). */
@@ -289,10 +293,12 @@ final class Installs {
             tables.commit();
             long cpLsn;
             long start;
+            long placedSeen;
             appendGuard.writeLock().lock();
             try {
                 cpLsn = log.end();
                 start = mob.minFirstLsn(cpLsn);
+                placedSeen = placedLogged.get(); // those logged later come after cpLsn
             } finally {
                 appendGuard.writeLock().unlock();
             }
@@ -353,6 +359,7 @@ final class Installs {
             heldBlocks.clear();
             checkpointBlock = block;
             lastCheckpointEnd = log.end();
+            placedAtCheckpoint = placedSeen;
             log.release(Math.min(start, log.durable()));
             stats.checkpoints++;
             return cleanNow;
@@ -394,9 +401,21 @@ final class Installs {
      * 27,800 objects were put, where the installs that free the log came four times.
      */
     void checkpointIfLogFills() {
-        if (log.used() > log.regionSize() / 3 && releasable() >= log.regionSize() / 16) {
+        long releasable = releasable();
+        if ((log.used() > log.regionSize() / 3 && releasable >= log.regionSize() / 16)
+                || (placedDue() && releasable > 0)) {
             checkpoint(false);
         }
+    }
+
+    /**
+     * Whether the values of placed puts logged since the last checkpoint pass half the write
+     * buffer's bound: a crash's replay reads them all back into the buffer. A placed record is some
+     * 90 bytes of log for a value of any size, so the log's own fill came far too late: a replay put
+     * 16 times the buffer's bound into it.
+     */
+    boolean placedDue() {
+        return placedLogged.get() - placedAtCheckpoint > mob.capacity() / 2;
     }
 
     /** Bytes of the log a checkpoint now would give back: up to the oldest record still buffered. */

@@ -294,6 +294,9 @@ public final class WriteLayer {
                         throw e;
                     }
                     mob.put(m.tableId, key, hash, v, a.lsn(), a.generation(), p == null ? inTable : p.inTable);
+                    if (v.placed() != 0) {
+                        installs.placedLogged.addAndGet(v.value().length);
+                    }
                     break;
                 }
             } finally {
