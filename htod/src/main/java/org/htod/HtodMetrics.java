@@ -3,6 +3,7 @@ package org.htod;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
@@ -10,6 +11,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.lang.System.Logger.Level;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
@@ -30,7 +32,7 @@ import org.htod.core.alloc.HeapStats;
  *
  * <p>Counters count from the store's open; the timers time operations from the first binding on
  * (until then the store reads no clock). Gauges of entries cover the maps the store had when
- * bound. Meters of a closed store read as NaN.
+ * bound. The meters are removed from the registry when the store closes.
  */
 // Micrometer's types in this API are the embedder's to bring (an optional dependency), not re-exported.
 @SuppressWarnings("exports")
@@ -160,6 +162,17 @@ public final class HtodMetrics implements MeterBinder {
         Gauge.builder("htod.recovery.clean", store, s -> s.recoveryReport().clean() ? 1 : 0).tags(tags)
                 .description("1 if the store had been closed cleanly before its last open").register(registry);
         LOG.log(Level.DEBUG, () -> "meters of " + store + " bound to " + registry.getClass().getSimpleName());
+        // Removed when the store closes: kept, the entries gauges held the closed store and all its
+        // memory for the registry's life, and a store opened again on the file found its meters
+        // taken by the closed one's (a registry keeps the first of a name and tags), reading NaN.
+        String name = tags.stream().filter(t -> t.getKey().equals("store")).findFirst().orElseThrow().getValue();
+        store.onClose(() -> {
+            for (Meter m : List.copyOf(registry.getMeters())) {
+                if (name.equals(m.getId().getTag("store"))) {
+                    registry.remove(m);
+                }
+            }
+        });
     }
 
     private void heapGauge(MeterRegistry registry, String name, ToDoubleFunction<HeapStats> f, String unit) {

@@ -60,6 +60,8 @@ public final class HtodStore implements AutoCloseable {
     private volatile CountingDevice device;
     private final OpMeter meter = new OpMeter();
     private volatile boolean closed;
+    /** Run once the store has closed (see {@link #onClose}). */
+    private final List<Runnable> closeHooks = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Opened read-only ({@code Htod.Builder.readOnly}): set once, before the store is handed out. */
     private volatile boolean readOnly;
     /** Every operation passes it; an online compaction holds it exclusively to swap the file. */
@@ -862,11 +864,38 @@ public final class HtodStore implements AutoCloseable {
             throw new IllegalStateException("close cannot run inside an operation of the store");
         }
         gate.acquire();
+        List<Runnable> hooks;
         try {
             closeHeld();
         } finally {
             gate.release();
         }
+        synchronized (this) {
+            hooks = List.copyOf(closeHooks);
+            closeHooks.clear(); // once: a second close runs none
+        }
+        for (Runnable r : hooks) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                System.getLogger(HtodStore.class.getName()).log(System.Logger.Level.WARNING,
+                        () -> "a task run at the close of " + this + " failed: " + e);
+            }
+        }
+    }
+
+    /**
+     * Runs {@code r} once the store has closed (right away if it has): what others keep about the
+     * store goes with it ({@code HtodMetrics} removes its meters so).
+     */
+    void onClose(Runnable r) {
+        synchronized (this) {
+            if (!closed) {
+                closeHooks.add(r);
+                return;
+            }
+        }
+        r.run();
     }
 
     private void closeHeld() {

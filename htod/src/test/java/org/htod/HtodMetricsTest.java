@@ -97,4 +97,30 @@ class HtodMetricsTest {
         assertNotNull(g, name + " " + tag + "=" + value);
         return g.value();
     }
+
+    /**
+     * A store's meters leave the registry when it closes, and a store opened again on the same
+     * device registers its own: the entries gauge reads its maps. They stayed: the entries gauges
+     * held each closed store, all its memory with it, for the registry's life, and the new store's
+     * meters were taken for the closed one's (a registry keeps the first of a name and tags),
+     * reading NaN.
+     */
+    @Test
+    void aClosedStoresMetersLeaveTheRegistryAndAReopenedOneReadsItsOwn() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        MemoryDevice dev = new MemoryDevice();
+        try (HtodStore s = TestStores.small(dev).open()) {
+            HtodMap<String, String> m = s.map("pages", Codec.string(), Codec.string());
+            m.put("a", "1");
+            new HtodMetrics(s).bindTo(registry);
+            assertEquals(1, gauge(registry, "htod.entries", "map", "pages"));
+        }
+        assertEquals(0, registry.getMeters().size(), "no meter of the closed store left: " + registry.getMeters());
+        try (HtodStore s = TestStores.small(dev.reopen()).open()) {
+            HtodMap<String, String> m = s.map("pages", Codec.string(), Codec.string());
+            m.put("b", "2");
+            new HtodMetrics(s).bindTo(registry);
+            assertEquals(2, gauge(registry, "htod.entries", "map", "pages"), "the reopened store's own");
+        }
+    }
 }
