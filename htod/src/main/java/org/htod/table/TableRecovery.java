@@ -204,6 +204,7 @@ public final class TableRecovery {
         long pred = 0;
         int predSalt = 0;
         List<EntryLoader.Loaded> seen = new ArrayList<>(); // each entry kept
+        java.util.Set<Long> stale = new java.util.HashSet<>(); // each stale entry met, unmarked
         while (cur != 0) {
             t.entries.checkLink(cur);
             if (marks.marked(cur)) {
@@ -218,6 +219,13 @@ public final class TableRecovery {
                 t.entries.checkBucket(e, a, bucket);
             }
             if (!tolerant && keptBefore(seen, e)) {
+                // Not marked (the sweep frees it as a leak), but remembered: a stale entry whose
+                // link leads back to itself, or to another stale one before it, is a cycle, refused
+                // as one; the walk went round it for ever, its unlinks growing until memory ran out.
+                if (!stale.add(cur)) {
+                    throw t.corrupt(cur, "a stale entry reached once, from bucket " + bucket,
+                            "it reached again: a cycle");
+                }
                 // unlinked once every walk has succeeded: an open that fails writes nothing
                 w.unlinks.add(new Unlink(a, bucket, pred, pred == 0 ? bucket : predSalt, e.h.next));
                 w.stale++;

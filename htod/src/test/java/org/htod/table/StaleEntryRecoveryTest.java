@@ -80,4 +80,42 @@ class StaleEntryRecoveryTest {
         reopened.verify(true); // no key twice, and the stale entry was freed
         reopened.close();
     }
+
+    /**
+     * The same crash, and a stale entry whose link names itself (its check made right): recovery
+     * refuses the chain as a cycle. It went round it for ever, each turn one more unlink to make,
+     * until memory ran out: an open that never returned.
+     */
+    @Test
+    void aStaleEntryLinkedToItselfIsACycleNotAnEndlessWalk() {
+        MemoryDevice disk = new MemoryDevice();
+        LosesOneWrite dev = new LosesOneWrite(disk);
+        TableStore ts = TableStore.open(Storage.create(dev, ContainerConfig.builder().grain(64).logSize(0).build()),
+                opts(false, 1 << 20));
+        HashtableOnDisk t = ts.table("t", true);
+        byte[] a = bytes("a");
+        byte[] b = null;
+        for (int i = 0; b == null; i++) {
+            byte[] k = bytes("b" + i);
+            if ((Hashing.hash(k) & 63) == (Hashing.hash(a) & 63)) {
+                b = k;
+            }
+        }
+        t.update(a, cur -> Change.put(bytes("old"), 0));
+        t.update(b, cur -> Change.put(bytes("b"), 0));
+        ts.sync();
+        long oldA = t.find(t.shape, a, Hashing.hash(a), false).entry.handle;
+        long bEntry = t.find(t.shape, b, Hashing.hash(b), false).entry.handle;
+        t.update(a, cur -> Change.REMOVE);
+        t.update(a, cur -> Change.put(bytes("new"), 0));
+        dev.lost = ts.heap().address(bEntry) + HashtableOnDisk.BLOCK_HEADER + Entries.NEXT_OFFSET;
+        ts.gate().flush(); // the chain now: new a, b, old a (stale)
+        t.writeNext(oldA, t.entries.load(oldA).salt(), oldA); // the stale entry names itself
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30), () -> {
+            org.htod.core.CorruptStoreException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    org.htod.core.CorruptStoreException.class,
+                    () -> TableStore.open(Storage.open(disk.reopen()), opts(false, 1 << 20)));
+            org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("a cycle"), e.getMessage());
+        });
+    }
 }
