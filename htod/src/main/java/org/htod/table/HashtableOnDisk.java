@@ -180,6 +180,14 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                     + ": expected table id 0x" + Long.toHexString(st.tableId()) + " as the checkpoint and the log say, found"
                     + " 0x" + Long.toHexString(h.tableId()), at);
         }
+        if (st.loadPermille() < 100 || st.loadPermille() > 10_000 || st.count() < 0) {
+            // As a direct-mode open checks its header's: a load factor of 0, say, from a state
+            // whose checksums hold, opened and then doubled the table without end.
+            long at = heap.address(header);
+            throw new CorruptStoreException("table '" + name + "' state in the checkpoint or the log, header at offset "
+                    + at + " of " + heap.device().name() + ": expected a load factor of 0.1..10 and a non-negative"
+                    + " count, found " + st.loadPermille() / 1000.0 + " and " + st.count(), at);
+        }
         TableHeader.State fromLog = new TableHeader.State(h.sequence(), h.tableId(), st.array(), st.count(),
                 st.loadPermille(), st.newArray(), st.moved(), st.moved());
         HashtableOnDisk t = new HashtableOnDisk(heap, gate, header, fromLog, new Shape(BucketArray.load(heap, st.array(), gate.slots)),
