@@ -44,6 +44,9 @@ import org.htod.table.TableStore;
  * </ul>
  */
 public final class LoggedOpen {
+    /** Bytes a link writes: the handle and its check. */
+    private static final int LINK = 12;
+
     /** What opening found and did, for the store's recovery report. */
     public record Facts(String path, boolean clean, Duration took, long logBytesRead, long dataRecords,
             long installRecords, long allocationsReplayed, long freesReplayed, long linksRedone, long keysBuffered,
@@ -240,6 +243,7 @@ public final class LoggedOpen {
             }
         }
         replay.finish();
+        checkLinks(links.values(), heap, replay::allocated, name);
 
         long epoch = lastEpoch + 1;
         Log log = new Log(dev, sb.logOffset(), sb.logSize(), start, end, epoch);
@@ -389,5 +393,23 @@ public final class LoggedOpen {
             }
         }
         return links;
+    }
+
+    /**
+     * Checks, before the open writes anything, that each link to redo lands inside a block the
+     * replay leaves allocated, past its header: a record whose checksums hold but whose link named
+     * any other place (the superblock, say) had the open write 12 bytes there, after it had begun
+     * writing, or fail untyped.
+     */
+    static void checkLinks(java.util.Collection<InstallRecord.LinkWrite> links, Heap heap,
+            java.util.function.LongPredicate allocated, String name) {
+        for (InstallRecord.LinkWrite l : links) {
+            long at = heap.address(l.block());
+            if (at < heap.firstBlock() || !allocated.test(l.block()) || !heap.fitsPayload(l.block(), l.offset(), LINK)) {
+                throw new CorruptStoreException(name + ": an install record in the log links into the block at offset "
+                        + at + " of " + heap.blockSize(l.block()) + " bytes at offset " + l.offset()
+                        + ": expected a block the records leave allocated, and room for the link in it", at);
+            }
+        }
     }
 }

@@ -85,4 +85,28 @@ class ReplayLinksTest {
         assertEquals(List.of(A), List.copyOf(redo(record(NONE, new long[] {A}), record(new long[] {A}, NONE),
                 record(NONE, NONE, A)).keySet()), "freed, then allocated again before it: redone");
     }
+
+    /**
+     * Before an open writes, each link to redo is checked to land inside a block the records leave
+     * allocated, past its header, with room for its 12 bytes. A record whose checksums held but
+     * whose link named another place had the open write there (12 bytes into the superblock) or
+     * fail untyped after it had begun writing.
+     */
+    @Test
+    void aLinkOutsideAnAllocatedBlockIsRefusedBeforeAnythingIsWritten() {
+        org.htod.core.alloc.Heap heap = org.htod.core.alloc.Heap.create(new org.htod.core.device.MemoryDevice(),
+                org.htod.core.alloc.HeapOptions.defaults(org.htod.core.container.StorageMethod.PFL, 8192, 1L << 30, 7));
+        long block = heap.allocate(ByteBuffer.allocate(100));
+        java.util.function.LongPredicate allocated = h -> h == block;
+        LoggedOpen.checkLinks(List.of(new InstallRecord.LinkWrite(block, 0, 1, 0)), heap, allocated, "test");
+        long size = heap.blockSize(block);
+        for (InstallRecord.LinkWrite bad : List.of(
+                new InstallRecord.LinkWrite(0, 0, 1, 0), // the container's start: the superblock
+                new InstallRecord.LinkWrite(block, (int) size, 1, 0), // past the block's end
+                new InstallRecord.LinkWrite(block, -4, 1, 0),
+                new InstallRecord.LinkWrite(block + 1, 0, 1, 0))) { // a block the records leave free
+            org.junit.jupiter.api.Assertions.assertThrows(org.htod.core.CorruptStoreException.class,
+                    () -> LoggedOpen.checkLinks(List.of(bad), heap, allocated, "test"), bad.toString());
+        }
+    }
 }

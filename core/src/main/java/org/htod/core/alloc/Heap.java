@@ -653,6 +653,11 @@ public final class Heap implements AutoCloseable {
         return true;
     }
 
+    /** Whether {@code len} bytes at payload offset {@code offset} lie within the block {@code handle}. */
+    public boolean fitsPayload(long handle, long offset, int len) {
+        return offset >= 0 && BlockHeader.SIZE + offset + len <= blockSize(handle);
+    }
+
     /** Writes {@code src} into a block's payload at {@code offset}, within its current length. */
     public void writeAt(long handle, long offset, ByteBuffer src) {
         ensureWritable();
