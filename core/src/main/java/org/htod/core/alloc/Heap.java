@@ -622,7 +622,15 @@ public final class Heap implements AutoCloseable {
         ensureOpen();
         long addr = address(handle);
         long size = blockSize(handle);
-        ByteBuffer buf = ByteBuffer.allocate(Math.toIntExact(size));
+        // Before the buffer is made: a handle from a structure whose checksums hold but which names
+        // no block of this heap (its size bits past the device, past 2 GiB) threw untyped, or
+        // allocated gigabytes, before its header could be checked.
+        if (addr < start || addr >= end || size < BlockHeader.SIZE || size > Integer.MAX_VALUE
+                || (size > 1 << 20 && size > dev.size() - addr)) { // the device's size asked of large blocks only
+            throw new CorruptStoreException("expected a block handle within the heap of " + dev.name() + ", found one of "
+                    + size + " bytes at offset " + addr, addr);
+        }
+        ByteBuffer buf = ByteBuffer.allocate((int) size);
         dev.read(addr, buf);
         BlockHeader h = BlockHeader.decode(buf, 0, code, grain);
         if (h == null || !h.allocated || h.size != size) {
