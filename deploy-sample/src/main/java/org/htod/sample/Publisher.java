@@ -56,9 +56,18 @@ final class Publisher implements AutoCloseable {
         CompletableFuture<PublishResult> f = new CompletableFuture<>();
         Pending p = new Pending(c, f);
         IllegalStateException refused = refusal();
+        long bytes = bytesOf(c);
         if (refused != null) {
             f.completeExceptionally(refused);
-        } else if (!queue.offer(p)) {
+            return f;
+        }
+        if (!reserve(bytes)) {
+            f.completeExceptionally(new IllegalStateException("too many bytes of publishes waiting (" + MAX_WAITING_BYTES
+                    + " at most); try again"));
+            return f;
+        }
+        f.whenComplete((r, e) -> waitingBytes.addAndGet(-bytes)); // answered: no longer held here
+        if (!queue.offer(p)) {
             f.completeExceptionally(new IllegalStateException("too many publishes waiting; try again"));
         } else if (refusal() != null && queue.remove(p)) {
             // The writer stopped between the look above and the offer, and may have drained the
@@ -67,6 +76,38 @@ final class Publisher implements AutoCloseable {
             f.completeExceptionally(refusal());
         }
         return f;
+    }
+
+    /**
+     * The bytes of sources the queue may hold: its count alone let a flood of large publishes
+     * (a megabyte each, as the server accepts) hold some 10 GB while the writer synced.
+     */
+    static final long MAX_WAITING_BYTES = 64L << 20;
+
+    /** Source bytes queued and not answered yet. */
+    private final java.util.concurrent.atomic.AtomicLong waitingBytes = new java.util.concurrent.atomic.AtomicLong();
+
+    /** A change's weight in the budget: its source's chars, two bytes each, and a little for the rest. */
+    private static long bytesOf(Change c) {
+        return 64 + 2L * c.path().length() + (c.source() == null ? 0 : 2L * c.source().length());
+    }
+
+    /** Takes {@code bytes} of the budget if there is room: one publish larger than all of it still goes alone. */
+    private boolean reserve(long bytes) {
+        while (true) {
+            long now = waitingBytes.get();
+            if (now > 0 && now + bytes > MAX_WAITING_BYTES) {
+                return false;
+            }
+            if (waitingBytes.compareAndSet(now, now + bytes)) {
+                return true;
+            }
+        }
+    }
+
+    /** Source bytes queued and not answered yet: for tests. */
+    long waitingBytes() {
+        return waitingBytes.get();
     }
 
     /** Why a publish is refused now, or null while the writer takes them. */

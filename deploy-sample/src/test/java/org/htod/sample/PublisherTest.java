@@ -2,6 +2,7 @@ package org.htod.sample;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -108,5 +109,39 @@ class PublisherTest {
         assertInstanceOf(IllegalStateException.class, e.getCause());
         assertEquals(List.of(1), gate.units, "nothing applied after the Error");
         assertNull(cache.source("/queued.html"));
+    }
+
+    /**
+     * Publishes queued behind a held unit are bounded by their bytes, not only their number: past
+     * the budget a publish is refused at once (a 503), and once the queue is answered its bytes
+     * are free again. By count alone, 10,000 publishes of a megabyte each could wait in memory.
+     */
+    @Test
+    void publishesWaitingAreBoundedByTheirBytes() throws Exception {
+        Gate gate = new Gate();
+        publisher = new Publisher(gate.around(cache::apply), new ServerMetrics());
+        CompletableFuture<PublishResult> first = publisher.submit(Change.publish("/first.html", "1"));
+        gate.awaitEntered();
+        String mb = "x".repeat(1 << 19); // a megabyte of chars
+        List<CompletableFuture<PublishResult>> queued = new java.util.ArrayList<>();
+        CompletableFuture<PublishResult> refused = null;
+        for (int i = 0; i < 1_000 && refused == null; i++) {
+            CompletableFuture<PublishResult> f = publisher.submit(Change.publish("/big-" + i + ".html", mb));
+            if (f.isCompletedExceptionally()) {
+                refused = f;
+            } else {
+                queued.add(f);
+            }
+        }
+        assertNotNull(refused, "a publish past the budget is refused at once");
+        ExecutionException e = assertThrows(ExecutionException.class, refused::get);
+        assertInstanceOf(IllegalStateException.class, e.getCause());
+        assertTrue(publisher.waitingBytes() <= Publisher.MAX_WAITING_BYTES, "held: " + publisher.waitingBytes());
+        gate.open();
+        first.get(30, TimeUnit.SECONDS);
+        for (CompletableFuture<PublishResult> f : queued) {
+            f.get(60, TimeUnit.SECONDS);
+        }
+        assertEquals(0, publisher.waitingBytes(), "all answered: nothing held");
     }
 }
