@@ -107,7 +107,7 @@ class CliTest {
         assertTrue(good.out().contains("sound"), good.out());
         // Damage one entry's value: find the bytes of a known value and flip one.
         byte[] file = Files.readAllBytes(p);
-        int at = indexOf(file, value(123).getBytes(StandardCharsets.UTF_8));
+        int at = Tool.lastIndexOf(file, value(123).getBytes(StandardCharsets.UTF_8));
         assertTrue(at > 0);
         try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
             f.seek(at + 3);
@@ -259,7 +259,7 @@ class CliTest {
         }
         byte[] file = Files.readAllBytes(p);
         // Zero 64 KiB in the middle of the entries.
-        int from = indexOf(file, key(n / 2).getBytes(StandardCharsets.UTF_8)) / 512 * 512;
+        int from = Tool.lastIndexOf(file, key(n / 2).getBytes(StandardCharsets.UTF_8)) / 512 * 512;
         int to = from + 64 * 1024;
         try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
             f.seek(from);
@@ -275,7 +275,7 @@ class CliTest {
         Map<String, String> got = pages(out);
         int outside = 0;
         for (int i = 0; i < n; i++) {
-            int at = indexOf(file, key(i).getBytes(StandardCharsets.UTF_8));
+            int at = Tool.lastIndexOf(file, key(i).getBytes(StandardCharsets.UTF_8));
             long blockStart = at - 48 - 64;
             boolean hit = blockStart < to && blockStart + 512 > from;
             if (!hit) {
@@ -373,19 +373,6 @@ class CliTest {
         assertEquals(9, exists.code(), exists.err());
 
         assertEquals(2, run("frobnicate").code());
-    }
-
-    private static int indexOf(byte[] hay, byte[] needle) {
-        outer:
-        for (int i = hay.length - needle.length; i >= 0; i--) {
-            for (int k = 0; k < needle.length; k++) {
-                if (hay[i + k] != needle[k]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
     }
 
     /**

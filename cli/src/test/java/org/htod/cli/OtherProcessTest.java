@@ -134,7 +134,7 @@ class OtherProcessTest {
         Path p = store("damaged.htod");
         crash(p); // overwrites every key: the new values are in the log only
         byte[] file = Files.readAllBytes(p);
-        int at = indexOf(file, old(17).getBytes(StandardCharsets.UTF_8));
+        int at = Tool.lastIndexOf(file, old(17).getBytes(StandardCharsets.UTF_8));
         assertTrue(at > 0);
         try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
             f.seek(at + 3);
@@ -145,18 +145,5 @@ class OtherProcessTest {
         assertTrue(r.out().matches("(?s)" + java.util.regex.Pattern.quote(p.toString()) + ": offset \\d+: .*CRC32C.*"),
                 r.out());
         assertEquals("", r.err(), "the read-only open's close installs nothing into the damaged tables");
-    }
-
-    private static int indexOf(byte[] hay, byte[] needle) {
-        outer:
-        for (int i = hay.length - needle.length; i >= 0; i--) {
-            for (int k = 0; k < needle.length; k++) {
-                if (hay[i + k] != needle[k]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
     }
 }

@@ -20,4 +20,18 @@ final class Tool {
         int code = Main.run(new PrintWriter(out), new PrintWriter(err), args);
         return new Run(code, out.toString(), err.toString());
     }
+
+    /** Where the last copy of {@code needle} starts in {@code hay}, or -1: for a test that damages a stored value. */
+    static int lastIndexOf(byte[] hay, byte[] needle) {
+        outer:
+        for (int i = hay.length - needle.length; i >= 0; i--) {
+            for (int k = 0; k < needle.length; k++) {
+                if (hay[i + k] != needle[k]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
 }

@@ -114,22 +114,7 @@ class FragmentCacheTest {
     @Test
     void expiredFragmentsAreSweptAndTheirPagesRebuilt() {
         Clock[] now = {Clock.fixed(Instant.ofEpochSecond(1000), ZoneOffset.UTC)};
-        Clock clock = new Clock() {
-            @Override
-            public Instant instant() {
-                return now[0].instant();
-            }
-
-            @Override
-            public java.time.ZoneId getZone() {
-                return ZoneOffset.UTC;
-            }
-
-            @Override
-            public Clock withZone(java.time.ZoneId z) {
-                return this;
-            }
-        };
+        Clock clock = following(now);
         try (HtodStore store = memory()) {
             FragmentCache c = FragmentCache.open(store, "site", clock);
             c.publish("/live.html", "LIVE", Duration.ofMinutes(5));
@@ -173,22 +158,7 @@ class FragmentCacheTest {
     @Test
     void aSweepOfMoreExpiredFragmentsThanOneUnitHoldsUnpublishesThemAll() {
         Clock[] now = {Clock.fixed(Instant.ofEpochSecond(1000), ZoneOffset.UTC)};
-        Clock clock = new Clock() {
-            @Override
-            public Instant instant() {
-                return now[0].instant();
-            }
-
-            @Override
-            public java.time.ZoneId getZone() {
-                return ZoneOffset.UTC;
-            }
-
-            @Override
-            public Clock withZone(java.time.ZoneId z) {
-                return this;
-            }
-        };
+        Clock clock = following(now);
         try (HtodStore store = Htod.builder(new MemoryDevice()).grain(64).logSize(1 << 20)
                 .durability(Durability.NONE).open()) {
             FragmentCache c = FragmentCache.open(store, "site", clock);
@@ -208,5 +178,25 @@ class FragmentCacheTest {
             assertEquals(0, c.fragmentCount());
             assertEquals(0, c.expiringCount());
         }
+    }
+
+    /** A clock that reads {@code now[0]}, which the test moves. */
+    private static Clock following(Clock[] now) {
+        return new Clock() {
+            @Override
+            public Instant instant() {
+                return now[0].instant();
+            }
+
+            @Override
+            public java.time.ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(java.time.ZoneId z) {
+                return this;
+            }
+        };
     }
 }

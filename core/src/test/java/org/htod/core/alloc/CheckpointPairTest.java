@@ -26,15 +26,7 @@ class CheckpointPairTest {
     void aCheckpointWrittenBeforeTheLastIsDurableSyncsFirst(StorageMethod m) {
         MemoryDevice mem = new MemoryDevice();
         CrashDevice crash = new CrashDevice(mem, 512);
-        Heap h = Heap.create(crash, HeapFixture.options(m));
-        long[] ids = new long[20];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = h.allocate(HeapFixture.payload(i, 300 + 100 * i));
-        }
-        h.sync();
-        for (int i = 0; i < ids.length; i += 2) {
-            h.free(ids[i]);
-        }
+        Heap h = withFreedBlocks(crash, m);
         h.sync();
         h.writeCheckpoint(); // the first: durable at the next sync
         long first = Checkpoint.read(crash, HeapFixture.HEAP_OFFSET).sequence;
@@ -58,16 +50,7 @@ class CheckpointPairTest {
     void aRecoveringOpenSyncsTheCheckpointItReadBeforeWritingTheNext(StorageMethod m) {
         MemoryDevice mem = new MemoryDevice();
         CrashDevice first = new CrashDevice(mem, 512);
-        Heap h = Heap.create(first, HeapFixture.options(m));
-        long[] ids = new long[20];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = h.allocate(HeapFixture.payload(i, 300 + 100 * i));
-        }
-        h.sync();
-        h.sync();
-        for (int i = 0; i < ids.length; i += 2) {
-            h.free(ids[i]);
-        }
+        Heap h = withFreedBlocks(first, m);
         h.sync(); // writes checkpoint n, durable at the next sync, which never comes
         Checkpoint n = Checkpoint.read(first, HeapFixture.HEAP_OFFSET);
         long at = HeapFixture.HEAP_OFFSET + (n.sequence & 1) * Checkpoint.COPY_SIZE;
@@ -100,5 +83,20 @@ class CheckpointPairTest {
         Checkpoint left = Checkpoint.read(mem, HeapFixture.HEAP_OFFSET);
         assertTrue(left != null && left.sequence >= n.sequence, "checkpoint " + n.sequence + " or later survives: "
                 + (left == null ? "none valid" : "found " + left.sequence));
+    }
+
+    /** A heap of 20 blocks, synced twice, then every other one freed (a head changed, not synced). */
+    private static Heap withFreedBlocks(BlockDevice dev, StorageMethod m) {
+        Heap h = Heap.create(dev, HeapFixture.options(m));
+        long[] ids = new long[20];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = h.allocate(HeapFixture.payload(i, 300 + 100 * i));
+        }
+        h.sync();
+        h.sync();
+        for (int i = 0; i < ids.length; i += 2) {
+            h.free(ids[i]);
+        }
+        return h;
     }
 }
