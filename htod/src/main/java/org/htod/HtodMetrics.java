@@ -49,6 +49,14 @@ public final class HtodMetrics implements MeterBinder {
 
     @Override
     public void bindTo(MeterRegistry registry) {
+        if (store.isClosed()) {
+            return; // nothing to measure; a binding kept and applied again later registers nothing
+        }
+        String storeName = tags.stream().filter(t -> t.getKey().equals("store")).findFirst().orElseThrow().getValue();
+        // Meters under this store's name are a closed store's (two open stores never share a
+        // name): replaced, not taken over, since a registry hands back the meter it has for a
+        // name and tags, and those read the closed store.
+        removeIf(registry, m -> storeName.equals(m.getId().getTag("store")));
         OpMeter meter = store.meter();
         // The device is read through the store each time: an online compaction replaces it (its
         // counts start again from zero).
@@ -165,14 +173,23 @@ public final class HtodMetrics implements MeterBinder {
         // Removed when the store closes: kept, the entries gauges held the closed store and all its
         // memory for the registry's life, and a store opened again on the file found its meters
         // taken by the closed one's (a registry keeps the first of a name and tags), reading NaN.
-        String name = tags.stream().filter(t -> t.getKey().equals("store")).findFirst().orElseThrow().getValue();
-        store.onClose(() -> {
-            for (Meter m : List.copyOf(registry.getMeters())) {
-                if (name.equals(m.getId().getTag("store"))) {
-                    registry.remove(m);
-                }
+        java.util.Set<Meter> ours = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (Meter m : registry.getMeters()) {
+            if (storeName.equals(m.getId().getTag("store"))) {
+                ours.add(m);
             }
-        });
+        }
+        // These very meters, by identity: a store opened again on the file may have registered its
+        // own under the same names by the time this runs.
+        store.onClose(() -> removeIf(registry, ours::contains));
+    }
+
+    private static void removeIf(MeterRegistry registry, java.util.function.Predicate<Meter> which) {
+        for (Meter m : List.copyOf(registry.getMeters())) {
+            if (which.test(m)) {
+                registry.remove(m);
+            }
+        }
     }
 
     private void heapGauge(MeterRegistry registry, String name, ToDoubleFunction<HeapStats> f, String unit) {

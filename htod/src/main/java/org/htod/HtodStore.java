@@ -222,6 +222,11 @@ public final class HtodStore implements AutoCloseable {
         return clock.millis();
     }
 
+    /** Whether the store is closed (a close that failed and left it open has not closed it). */
+    boolean isClosed() {
+        return closed;
+    }
+
     /** Marks the store read-only: see {@code Htod.Builder.readOnly}. */
     void markReadOnly() {
         readOnly = true;
@@ -864,12 +869,18 @@ public final class HtodStore implements AutoCloseable {
             throw new IllegalStateException("close cannot run inside an operation of the store");
         }
         gate.acquire();
-        List<Runnable> hooks;
         try {
             closeHeld();
         } finally {
             gate.release();
+            if (closed) { // also when the close threw, having closed the store all the same
+                runCloseHooks();
+            }
         }
+    }
+
+    private void runCloseHooks() {
+        List<Runnable> hooks;
         synchronized (this) {
             hooks = List.copyOf(closeHooks);
             closeHooks.clear(); // once: a second close runs none

@@ -123,4 +123,36 @@ class HtodMetricsTest {
             assertEquals(2, gauge(registry, "htod.entries", "map", "pages"), "the reopened store's own");
         }
     }
+
+    /**
+     * A store opened again on the same file, and bound, before the closed one's meters are
+     * removed (the close's tasks run once its file is free): the new store's meters stay, and
+     * read its maps. The closed store's removal went by the file's name and took the new store's
+     * meters with it; and the new store's binding had been handed the closed one's meters.
+     */
+    @Test
+    void aStoreReopenedBeforeTheClosedOnesMetersGoKeepsItsOwn() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        java.nio.file.Path file = TestStores.tempFile("metrics-reopen");
+        HtodStore[] again = new HtodStore[1];
+        try {
+            HtodStore s = Htod.builder(file).open();
+            s.map("pages", Codec.string(), Codec.string()).put("a", "1");
+            s.onClose(() -> { // runs before the metrics' own task: the file is free by then
+                again[0] = Htod.builder(file).open();
+                again[0].map("pages", Codec.string(), Codec.string()).put("b", "2");
+                new HtodMetrics(again[0]).bindTo(registry);
+            });
+            new HtodMetrics(s).bindTo(registry);
+            s.close();
+            assertNotNull(again[0]);
+            assertEquals(2, gauge(registry, "htod.entries", "map", "pages"), "the reopened store's own meters");
+        } finally {
+            if (again[0] != null) {
+                again[0].close();
+            }
+            TestStores.delete(file);
+        }
+        assertEquals(0, registry.getMeters().size(), "and they go with it");
+    }
 }

@@ -174,9 +174,11 @@ public final class FragmentCache {
      * and rebuilds what included them (their includes now assemble to nothing). A fragment
      * republished meanwhile with a later expiry is left alone. All of them in one unit failed
      * once too many had expired for one log record (a backlog after a stop, a burst of short
-     * lives), and every later sweep failed the same, while more expired.
+     * lives), and every later sweep failed the same, while more expired. A fragment whose rebuilt
+     * pages alone exceed a record is passed over, the others unpublished, and then reported.
      *
      * @return the units' results together; {@code changed} are the fragments unpublished
+     * @throws org.htod.EntryTooLargeException after unpublishing the others, if such a fragment was met
      */
     public PublishResult sweepExpired() {
         long now = clock.millis();
@@ -191,6 +193,7 @@ public final class FragmentCache {
         int reconstructed = 0;
         int writes = 0;
         int unit = SWEEP_UNIT;
+        org.htod.EntryTooLargeException alone = null;
         for (int from = 0; from < due.size();) {
             List<Change> part = due.subList(from, Math.min(due.size(), from + unit));
             PublishResult r;
@@ -198,7 +201,12 @@ public final class FragmentCache {
                 r = run(part, true);
             } catch (org.htod.EntryTooLargeException e) {
                 if (part.size() == 1) {
-                    throw e; // one fragment's rebuilt pages alone exceed a record: as a publish of it would
+                    // One fragment whose rebuilt pages alone exceed a record, as a publish of it
+                    // would: passed over, so that the ones after it expire, and reported at the end.
+                    alone = alone == null ? e : alone;
+                    from++;
+                    unit = SWEEP_UNIT;
+                    continue;
                 }
                 unit = Math.max(1, part.size() / 2);
                 continue;
@@ -208,6 +216,9 @@ public final class FragmentCache {
             reconstructed += r.reconstructed();
             writes += r.writes();
             from += part.size();
+        }
+        if (alone != null) {
+            throw alone; // the others are unpublished
         }
         return new PublishResult(changed, new ArrayList<>(rebuilt), reconstructed, writes);
     }

@@ -180,6 +180,31 @@ class FragmentCacheTest {
         }
     }
 
+    /**
+     * One expired fragment whose pages, rebuilt without it, exceed a unit of the store alone: the
+     * sweep unpublishes every other expired fragment and then reports that one. It stopped at it,
+     * so that the fragments after it never expired.
+     */
+    @Test
+    void aFragmentTooLargeToSweepDoesNotHoldTheOthersBack() {
+        Clock[] now = {Clock.fixed(Instant.ofEpochSecond(1000), ZoneOffset.UTC)};
+        try (HtodStore store = Htod.builder(new MemoryDevice()).grain(64).logSize(1 << 20)
+                .durability(Durability.NONE).open()) {
+            FragmentCache c = FragmentCache.open(store, "site", following(now));
+            c.publish("/a.html", "A", Duration.ofSeconds(1));
+            c.publish("/f.html", "F", Duration.ofSeconds(1));
+            c.publish("/b.html", "B", Duration.ofSeconds(1));
+            for (int i = 0; i < 300; i++) { // 300 pages of 1 KB include /f.html: a rebuild of 300 KB
+                c.publish("/p" + i + ".html", "x".repeat(1000) + "<!--#include virtual=\"/f.html\" -->");
+            }
+            now[0] = Clock.offset(now[0], Duration.ofSeconds(2));
+            assertThrows(EntryTooLargeException.class, c::sweepExpired);
+            assertNull(c.source("/a.html"));
+            assertNull(c.source("/b.html"));
+            assertEquals("F", c.source("/f.html"), "the one too large stays, reported");
+        }
+    }
+
     /** A clock that reads {@code now[0]}, which the test moves. */
     private static Clock following(Clock[] now) {
         return new Clock() {
