@@ -114,26 +114,35 @@ final class OnlineCompaction {
                     entries += out.map(name, Codec.bytes(), Codec.bytes()).longSize();
                 }
                 int maps = out.mapNames().size();
-                HtodStore written = out;
+                out.close(); // closed cleanly; a failed close leaves it to cleanUp, and the store in service
                 out = null;
-                written.close();
+                // The new file opened (and locked) under its temporary name, renamed over the
+                // store's while both files are locked, and only then the old one closed: no other
+                // open of the name gets in between (one did, between closing the old file and
+                // opening the new: the store was lost, or two stores had one name and a write made
+                // through the other was lost).
+                FileDevice next = FileDevice.open(tmp);
+                try {
+                    next.movedTo(path);
+                } catch (RuntimeException e) {
+                    closeQuietly(next, e);
+                    throw e; // not renamed: the store stays in service on its file
+                }
+                renamed = true;
                 try {
                     old.close();
                 } catch (HtodException e) {
                     if (!old.isClosed()) {
-                        throw e; // still open, and in service
+                        // Superseded: the new file holds every acknowledged write (carried over
+                        // with operations held off), so the old layer is ended, not left in service.
+                        try {
+                            old.abandon();
+                        } catch (InterruptedException x) {
+                            Thread.currentThread().interrupt();
+                        }
                     }
-                    // Closed all the same (its flusher had stopped): the new file holds every
-                    // acknowledged write, read from the buffer; it takes the old one's place.
                 }
-                try {
-                    StoreOps.publish(tmp, path, true);
-                } catch (RuntimeException e) {
-                    reopen(store, path, e, "the old file, after the rename of the compacted one failed");
-                    throw e;
-                }
-                renamed = true;
-                reopen(store, path, null, "the compacted file, renamed into place");
+                reopen(store, path, next, "the compacted file, renamed into place");
                 String note = (carried + last.size()) + " keys written during the copy carried over, " + last.size()
                         + " of them with operations held off, after " + rounds + " rounds; operations held off for "
                         + (System.nanoTime() - held) / 1_000_000 + " ms at the swap";
@@ -148,6 +157,14 @@ final class OnlineCompaction {
                     renamed, store);
         } catch (RuntimeException e) {
             throw cleanUp(e, out, dev, tmp, renamed, store);
+        }
+    }
+
+    private static void closeQuietly(BlockDevice d, RuntimeException e) {
+        try {
+            d.close();
+        } catch (RuntimeException again) {
+            e.addSuppressed(again);
         }
     }
 
@@ -221,28 +238,23 @@ final class OnlineCompaction {
     }
 
     /**
-     * Opens the store's file again and repoints the store to it; if that fails, the store is
-     * lost to this process (marked closed), and this throws.
+     * Opens the store on {@code file}, its compacted file renamed into place and locked, and
+     * repoints the store to it; if that fails, the store is lost to this process (marked closed),
+     * and this throws.
      */
-    private static void reopen(HtodStore store, Path path, RuntimeException earlier, String what) {
-        CountingDevice d = null;
+    private static void reopen(HtodStore store, Path path, FileDevice file, String what) {
+        CountingDevice d = new CountingDevice(file, false);
         try {
-            d = new CountingDevice(FileDevice.open(path), false);
             LoggedOpen.Opened o = store.reopen().open().apply(d);
             store.swapped(o.layer(), d);
         } catch (RuntimeException e) {
-            if (d != null) {
-                try {
-                    d.close();
-                } catch (RuntimeException again) {
-                    e.addSuppressed(again);
-                }
+            try {
+                d.close();
+            } catch (RuntimeException again) {
+                e.addSuppressed(again);
             }
             HtodException lost = new HtodException("online compaction of " + path + " could not open " + what
                     + "; the store is closed (open the file again): " + e.getMessage(), e);
-            if (earlier != null) {
-                lost.addSuppressed(earlier);
-            }
             store.lost(lost);
             throw lost;
         }

@@ -379,4 +379,54 @@ class OnlineCompactionTest {
         assertThrows(StoreClosedException.class, () -> s.compact(Progress.NONE));
         assertThrows(StoreClosedException.class, () -> s.map("a", Codec.string(), Codec.string()));
     }
+
+    /**
+     * Another open of the store's file tried again and again, in this process, while the store is
+     * compacted: it never gets the file, and the store stays in service with every write. The old
+     * file was closed before the new one was renamed and opened, and an open in between took the
+     * name: the store was lost, or two stores had one file and a write made through one was lost.
+     */
+    @Test
+    void noOtherOpenGetsTheFileDuringTheSwap() throws Exception {
+        Path path = dir.resolve("store.htod");
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger opened = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger tries = new java.util.concurrent.atomic.AtomicInteger();
+        try (HtodStore s = builder(path).open()) {
+            HtodMap<String, String> m = s.map("a", Codec.string(), Codec.string());
+            for (int i = 0; i < 200; i++) {
+                m.put("k" + i, "v" + i);
+            }
+            Thread other = new Thread(() -> {
+                while (!stop.get()) {
+                    tries.incrementAndGet();
+                    try (HtodStore o = Htod.builder(path).readOnly(true).open()) {
+                        opened.incrementAndGet();
+                    } catch (RuntimeException refused) {
+                        // locked, or not there for an instant: as it should be
+                    }
+                }
+            });
+            other.start();
+            try {
+                for (int round = 0; round < 20; round++) {
+                    s.compact(Progress.NONE);
+                    m.put("after" + round, "w" + round);
+                }
+            } finally {
+                stop.set(true);
+                other.join(10_000);
+            }
+            assertEquals(0, opened.get(), "another open got the file, in " + tries.get() + " tries");
+            assertTrue(tries.get() > 20, "the other open was tried: " + tries.get());
+            for (int round = 0; round < 20; round++) {
+                assertEquals("w" + round, m.get("after" + round));
+            }
+        }
+        try (HtodStore s = builder(path).open()) {
+            HtodMap<String, String> m = s.map("a", Codec.string(), Codec.string());
+            assertEquals(220, m.size());
+            assertEquals("w19", m.get("after19"));
+        }
+    }
 }

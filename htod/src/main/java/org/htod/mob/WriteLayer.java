@@ -852,6 +852,28 @@ public final class WriteLayer {
         }
     }
 
+    /**
+     * After a close that failed and left the layer open: ends the flusher and closes the device
+     * without installing what is buffered. For a store whose every change another file holds now
+     * (an online compaction's, renamed over this one's name), so that this one, superseded, is
+     * not left in service.
+     */
+    public void abandon() throws InterruptedException {
+        synchronized (this) {
+            closing = true;
+        }
+        flusher.interruptAndJoin();
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        mob.close();
+        log.close();
+        storage.closeDevice();
+    }
+
     /** Whether {@link #close} has closed the device (a close that failed and may be retried has not). */
     public boolean isClosed() {
         return closed;

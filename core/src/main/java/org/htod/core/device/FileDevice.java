@@ -24,7 +24,8 @@ import org.htod.core.StoreFullException;
  * interrupt is kept for it (see {@code LockedChannel}).
  */
 public final class FileDevice implements BlockDevice {
-    private final Path path;
+    /** The file's name: another after {@link #movedTo}. */
+    private volatile Path path;
     /**
      * The file's channel, another descriptor on the same file, opened {@code O_DSYNC}, for
      * {@link #writeDurable} (a write through it waits for its own pages only, where {@code force}
@@ -267,6 +268,35 @@ public final class FileDevice implements BlockDevice {
 
     public Path path() {
         return path;
+    }
+
+    /**
+     * Renames the open file to {@code to}, replacing what that name held, atomically, and the
+     * directory synced: the file stays open and locked throughout, so that no other open takes it
+     * between a close and a rename, or between the rename and an open (an online compaction's
+     * new file takes its store's name so).
+     *
+     * @throws HtodIOException if the rename fails; the file keeps its name then
+     */
+    public synchronized void movedTo(Path to) {
+        ensureOpen();
+        try {
+            java.nio.file.Files.move(path, to, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new HtodIOException("cannot rename " + path + " to " + to + ": " + e.getMessage(), e);
+        }
+        path = to;
+        held.movedTo(to);
+        Path dir = to.toAbsolutePath().getParent();
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true); // the new name durable: a crash after a swap must not bring the old file back
+        } catch (IOException e) {
+            // Renamed all the same, and in use under the new name: said loudly, as a crash could
+            // bring the old name's file back (some file systems cannot sync a directory at all).
+            System.getLogger(FileDevice.class.getName()).log(System.Logger.Level.WARNING,
+                    () -> "renamed " + to + ", but cannot sync its directory " + dir + ": " + e);
+        }
     }
 
     @Override

@@ -60,7 +60,8 @@ final class LockedChannel {
     /** Reopens in a row, for one call, before it gives up: a thread interrupted without end. */
     private static final int MAX_REOPENS = 1000;
 
-    private final Path path;
+    /** The file's name: another after {@link #movedTo}. */
+    private volatile Path path;
     /** How the channels are opened again: as at first, less anything that creates or truncates. */
     private final Set<OpenOption> reopenOptions;
     /** The options each of {@link #extras} was opened with, less creation. Guarded by this. */
@@ -215,6 +216,14 @@ final class LockedChannel {
         next[next.length - 1] = ch;
         extras = next;
         return next.length - 1;
+    }
+
+    /**
+     * The file was renamed to {@code to} (by its owner, while it held it): channels opened again
+     * after an interrupt are opened by that name. The file, its lock and its claim are unchanged.
+     */
+    void movedTo(Path to) {
+        path = to;
     }
 
     /** The channel now: another one after an interrupt closed it. */
