@@ -50,7 +50,10 @@ final class StoreOps {
     }
 
     static Htod.Builder like(Htod.Builder b, Superblock sb) {
-        return b.storageMethod(StorageMethod.valueOf(sb.storageMethod().name())).grain(sb.grain())
+        // In the source's mode too: a copy or compaction of a direct-mode store was created in log
+        // mode, and opened as such, with directMode(true) refused, from then on.
+        return b.directMode(sb.rootCatalog() != 0 && !sb.log().active())
+                .storageMethod(StorageMethod.valueOf(sb.storageMethod().name())).grain(sb.grain())
                 .maxQuickList(sb.maxQuickList()).acceptableWaste(sb.acceptableWaste()).obaThreshold(sb.obaThreshold())
                 .logSize(sb.logSize()).heapCapacity(sb.heapCapacity()).durability(Durability.NONE);
     }
