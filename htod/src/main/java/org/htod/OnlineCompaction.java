@@ -168,7 +168,7 @@ final class OnlineCompaction {
         }
     }
 
-    private static RuntimeException cleanUp(RuntimeException e, HtodStore out, BlockDevice dev, Path tmp, boolean renamed,
+    static RuntimeException cleanUp(RuntimeException e, HtodStore out, BlockDevice dev, Path tmp, boolean renamed,
             HtodStore store) {
         store.recordWrites(false);
         if (renamed) {
@@ -179,6 +179,17 @@ final class OnlineCompaction {
                 out.close();
             } catch (RuntimeException again) {
                 e.addSuppressed(again);
+                // A close that failed (the disk full) leaves the new store open, its flusher
+                // trying again for good: ended, as its file is about to go. Each failed
+                // compaction left one more flusher thread and store behind.
+                WriteLayer l = out.layer();
+                if (l != null && !l.isClosed()) {
+                    try {
+                        l.abandon();
+                    } catch (InterruptedException x) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
             }
         }
         if (dev != null) {

@@ -429,4 +429,30 @@ class OnlineCompactionTest {
             assertEquals("w19", m.get("after19"));
         }
     }
+
+    /**
+     * A compaction that fails with its new store's close failing too (the disk full): the new
+     * store is ended, its flusher thread gone, not left trying again for good. Each such failure
+     * left one more flusher and store behind.
+     */
+    @Test
+    void aFailedCompactionLeavesNoFlusherOfItsNewStore() throws Exception {
+        org.htod.core.device.FaultyDevice disk = new org.htod.core.device.FaultyDevice(
+                new org.htod.core.device.MemoryDevice());
+        HtodStore out = Htod.builder(disk).logSize(1 << 20).durability(Durability.NONE).open();
+        out.map("m", Codec.string(), Codec.string()).put("k", "v"); // buffered: the close must install it
+        disk.failWrite(1, org.htod.core.device.FaultyDevice.Fault.DISK_FULL, true);
+        RuntimeException e = OnlineCompaction.cleanUp(new RuntimeException("the compaction failed"), out, null,
+                dir.resolve("store.htod.partial-0"), false, out);
+        assertTrue(e.getSuppressed().length > 0, "the new store's close failed");
+        String flusher = "htod-flusher " + disk.name();
+        for (int i = 0; i < 100 && flusherAlive(flusher); i++) {
+            Thread.sleep(10);
+        }
+        assertFalse(flusherAlive(flusher), "the new store's flusher is gone");
+    }
+
+    private static boolean flusherAlive(String name) {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals(name) && t.isAlive());
+    }
 }
