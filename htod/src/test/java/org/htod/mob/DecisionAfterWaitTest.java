@@ -54,6 +54,16 @@ class DecisionAfterWaitTest {
         return LogStores.inside(t, Log.class, "awaitRoom");
     }
 
+    /** Waits until {@code writer}, its change decided, waits for room in the log. */
+    private static void awaitWaitingForRoom(Thread writer) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!waitingForRoom(writer) && System.nanoTime() < deadline) {
+            Thread.sleep(2);
+        }
+        assertTrue(waitingForRoom(writer), "the writer waits for room in the log, its replace decided: "
+                + writer.getState() + " " + java.util.Arrays.toString(writer.getStackTrace()));
+    }
+
     @Test
     void aReplaceDecidedBeforeAWaitForLogRoomDoesNotReviveAValueThatExpiredMeanwhile() throws Exception {
         TestClock clock = new TestClock();
@@ -87,12 +97,7 @@ class DecisionAfterWaitTest {
                     }
                 });
                 writer.start();
-                long deadline = System.nanoTime() + 10_000_000_000L;
-                while (!waitingForRoom(writer) && System.nanoTime() < deadline) {
-                    Thread.sleep(2);
-                }
-                assertTrue(waitingForRoom(writer), "the writer waits for room in the log, its replace decided: "
-                        + writer.getState() + " " + java.util.Arrays.toString(writer.getStackTrace()));
+                awaitWaitingForRoom(writer);
                 clock.now += 20_000; // the value expires during the wait
             } finally {
                 install.unlock();
@@ -145,12 +150,7 @@ class DecisionAfterWaitTest {
                     }
                 });
                 writer.start();
-                long deadline = System.nanoTime() + 10_000_000_000L;
-                while (!waitingForRoom(writer) && System.nanoTime() < deadline) {
-                    Thread.sleep(2);
-                }
-                assertTrue(waitingForRoom(writer), "the writer waits for room in the log, its replace decided: "
-                        + writer.getState() + " " + java.util.Arrays.toString(writer.getStackTrace()));
+                awaitWaitingForRoom(writer);
                 m.remove("k");
                 m.put("k", "BB"); // version 1, as "Aa" had
                 assertEquals(1, m.version("k"));
