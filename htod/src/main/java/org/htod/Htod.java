@@ -470,7 +470,9 @@ public final class Htod {
                     WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
                             bufferSize, Math.max(1, syncInterval.toMillis()), installBatch, placeValuesFrom, readOnly);
                     // An online compaction opens the file again with these very options.
-                    HtodStore.Reopen reopen = path == null || readOnly ? null : new HtodStore.Reopen(path,
+                    // By the file's real name: a compaction renames its new file over that name,
+                    // and over a link's it replaced the link, leaving the file it named stale.
+                    HtodStore.Reopen reopen = path == null || readOnly ? null : new HtodStore.Reopen(StoreOps.realPath(path),
                             dev -> LoggedOpen.open(dev, false, cfg, topts, wopts, c::millis));
                     return new HtodStore(LoggedOpen.open(device, create, cfg, topts, wopts, c::millis,
                             progress::step),

@@ -130,6 +130,15 @@ final class StoreOps {
         }
     }
 
+    /** {@code p} with its links followed; as given if it cannot be (the open that follows says why). */
+    static Path realPath(Path p) {
+        try {
+            return p.toRealPath();
+        } catch (IOException e) {
+            return p;
+        }
+    }
+
     static void deleteQuietly(Path p, Throwable failure) {
         try {
             Files.deleteIfExists(p);
@@ -205,7 +214,10 @@ final class StoreOps {
         return new long[] {copier.entries(), out.mapNames().size()};
     }
 
-    static CopyReport compact(Path path, Progress progress, Function<Path, BlockDevice> files) {
+    static CopyReport compact(Path given, Progress progress, Function<Path, BlockDevice> files) {
+        // The file a link names, not the link: renamed over it, the compacted file replaced the
+        // link, and the file it named stayed as it was.
+        Path path = realPath(given);
         long before = size(path);
         HtodStore source = Htod.builder(path).createIfMissing(false).modeAsStored(true).open();
         Path tmp = temporary(path);

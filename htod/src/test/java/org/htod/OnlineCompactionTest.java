@@ -455,4 +455,30 @@ class OnlineCompactionTest {
     private static boolean flusherAlive(String name) {
         return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals(name) && t.isAlive());
     }
+
+    /**
+     * A store opened through a symbolic link, compacted online and offline: the link stays a link,
+     * and the file it names holds the compacted store with every write. The compacted file was
+     * renamed over the link, replacing it, and the file it named stayed as it was.
+     */
+    @Test
+    void aStoreOpenedThroughALinkIsCompactedInTheFileItNames() throws Exception {
+        Path real = dir.resolve("real.htod");
+        Path link = dir.resolve("link.htod");
+        Map<String, String> model = new HashMap<>();
+        try (HtodStore s = builder(real).open()) {
+            fragment(s, model);
+        }
+        Files.createSymbolicLink(link, real);
+        try (HtodStore s = builder(link).open()) {
+            s.compact(Progress.NONE);
+            s.map("a", Codec.string(), Codec.string()).put("after", "online");
+        }
+        Htod.compact(link, Progress.NONE);
+        assertTrue(Files.isSymbolicLink(link), "the link is still a link");
+        try (HtodStore s = builder(real).open()) {
+            assertEquals("online", s.map("a", Codec.string(), Codec.string()).get("after"));
+            assertMatches(s, model, "the file the link names");
+        }
+    }
 }
