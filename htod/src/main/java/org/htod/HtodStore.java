@@ -222,6 +222,11 @@ public final class HtodStore implements AutoCloseable {
         return clock.millis();
     }
 
+    /** The store's clock: a store made from this one (a compaction's) judges expiry by it too. */
+    java.time.Clock clock() {
+        return clock;
+    }
+
     /** Whether the store is closed (a close that failed and left it open has not closed it). */
     boolean isClosed() {
         return closed;

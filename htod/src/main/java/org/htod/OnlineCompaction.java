@@ -73,7 +73,10 @@ final class OnlineCompaction {
         boolean renamed = false;
         try {
             dev = files.apply(tmp);
-            out = StoreOps.like(Htod.builder(dev), sb).open();
+            // The store's clock: the carry-over reads the new store (a clear walks its keys), and by
+            // the system's, entries live by a store clock running behind it were passed over as
+            // expired, and came back after the swap.
+            out = StoreOps.like(Htod.builder(dev), sb).clock(store.clock()).open();
             copy(store, out, tmp, progress);
             // Rounds of carrying over without the gate: the set of keys written is swapped for a
             // new one under the gate (an instant: every write recorded in the old set has

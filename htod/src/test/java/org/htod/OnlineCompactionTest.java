@@ -481,4 +481,43 @@ class OnlineCompactionTest {
             assertMatches(s, model, "the file the link names");
         }
     }
+
+    /**
+     * A store whose clock runs an hour behind the system's, its entries living 30 minutes by it, is
+     * cleared while it is compacted: after the swap it holds only what was written after the clear.
+     * The new store judged expiry by the system clock, so the carry-over of the clear passed its
+     * entries over as expired, and they came back after the swap.
+     */
+    @Test
+    void aClearDuringTheCompactionOfAStoreWhoseClockRunsBehindClearsEverything() throws Exception {
+        Path path = dir.resolve("store.htod");
+        java.time.Clock behind = java.time.Clock.offset(java.time.Clock.systemUTC(), java.time.Duration.ofHours(-1));
+        try (HtodStore s = Htod.builder(path).logSize(4 << 20).durability(Durability.ASYNC).clock(behind).open()) {
+            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            for (int i = 0; i < 100; i++) {
+                m.put("ttl" + i, "v", java.time.Duration.ofMinutes(30));
+            }
+            s.checkpoint();
+            java.util.concurrent.atomic.AtomicBoolean cleared = new java.util.concurrent.atomic.AtomicBoolean();
+            Progress clearOnce = (done, total) -> {
+                if (cleared.compareAndSet(false, true)) { // during the copy: written keys are recorded
+                    Thread t = new Thread(() -> {
+                        m.clear();
+                        m.put("after", "clear");
+                    });
+                    t.start();
+                    try {
+                        t.join(30_000);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            };
+            s.compact(clearOnce);
+            assertTrue(cleared.get());
+            assertEquals(1, m.size(), "only what was written after the clear");
+            assertNull(m.get("ttl0"));
+            assertEquals("clear", m.get("after"));
+        }
+    }
 }
