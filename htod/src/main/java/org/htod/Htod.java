@@ -473,7 +473,7 @@ public final class Htod {
                     // By the file's real name: a compaction renames its new file over that name,
                     // and over a link's it replaced the link, leaving the file it named stale.
                     HtodStore.Reopen reopen = path == null || readOnly ? null : new HtodStore.Reopen(StoreOps.realPath(path),
-                            dev -> LoggedOpen.open(dev, false, cfg, topts, wopts, c::millis));
+                            mapReads, dev -> LoggedOpen.open(dev, false, cfg, topts, wopts, c::millis));
                     return new HtodStore(LoggedOpen.open(device, create, cfg, topts, wopts, c::millis,
                             progress::step),
                             durability, clock, device, reopen);

@@ -93,8 +93,8 @@ public final class HtodStore implements AutoCloseable {
      */
     private final ThreadLocal<int[]> functions = ThreadLocal.withInitial(() -> new int[1]);
 
-    /** Opens the file of a log-mode store again, with the options it was opened with. */
-    record Reopen(java.nio.file.Path path,
+    /** Opens the file of a log-mode store again, with the options it was opened with (its reads mapped or not). */
+    record Reopen(java.nio.file.Path path, boolean mapReads,
             java.util.function.Function<org.htod.core.device.BlockDevice, LoggedOpen.Opened> open) {}
 
     /** A map's current target: repointed to the new file's map by an online compaction. */

@@ -124,7 +124,7 @@ final class OnlineCompaction {
                 // open of the name gets in between (one did, between closing the old file and
                 // opening the new: the store was lost, or two stores had one name and a write made
                 // through the other was lost).
-                FileDevice next = FileDevice.open(tmp);
+                FileDevice next = FileDevice.open(tmp, Long.MAX_VALUE, 512, store.reopen().mapReads());
                 try {
                     next.movedTo(path);
                 } catch (RuntimeException e) {

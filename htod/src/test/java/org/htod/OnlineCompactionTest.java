@@ -520,4 +520,25 @@ class OnlineCompactionTest {
             assertEquals("clear", m.get("after"));
         }
     }
+
+    /**
+     * A store opened with {@code mapReads(false)} reads through its channel after a compaction too:
+     * no mapping of its file shows in {@code /proc/self/maps}. The swap opened the new file with
+     * reads mapped, whatever the store had been opened with.
+     */
+    @Test
+    void theSwapKeepsReadsUnmappedWhenTheStoreWasOpenedSo() throws Exception {
+        Path maps = Path.of("/proc/self/maps");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isReadable(maps), "no /proc/self/maps to read mappings from");
+        Path path = dir.resolve("unmapped.htod");
+        Map<String, String> model = new HashMap<>();
+        try (HtodStore s = builder(path).mapReads(false).open()) {
+            fragment(s, model);
+            s.compact(Progress.NONE);
+            assertMatches(s, model, "after the compaction"); // reads, mapped or not
+            String real = path.toRealPath().toString();
+            assertFalse(Files.readAllLines(maps).stream().anyMatch(l -> l.endsWith(real)),
+                    "a mapping of " + real + " after the swap");
+        }
+    }
 }
