@@ -111,17 +111,35 @@ final class StoreGate {
         return local.get()[0] > 0;
     }
 
-    /** Takes the gate exclusively: waits for the operations inside to leave; new ones wait at the gate. */
+    /** How long new operations are held at the gate at a time while one inside does not leave. */
+    private static final long HOLD_OFF_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    /**
+     * Takes the gate exclusively: waits for the operations inside to leave; new ones wait at the
+     * gate. While one inside does not leave within {@link #HOLD_OFF_NANOS} (a {@code copyTo}, a
+     * {@code verify}, which hold the gate for their whole run), new operations are let through
+     * again for as long, and the holder looks again: held at the gate until that operation ended,
+     * every operation of the store waited for it (a get, 20 s behind a copy).
+     */
     void acquire() {
         if (inside()) {
             throw new IllegalStateException("an operation of the store cannot hold its gate exclusively");
         }
         exclusive.lock();
-        owner = Thread.currentThread();
         lock.lock();
         try {
-            while (inFlight() != 0) {
-                changed.await(10, TimeUnit.MILLISECONDS);
+            while (true) {
+                owner = Thread.currentThread();
+                long deadline = System.nanoTime() + HOLD_OFF_NANOS;
+                while (inFlight() != 0 && System.nanoTime() < deadline) {
+                    changed.await(10, TimeUnit.MILLISECONDS);
+                }
+                if (inFlight() == 0) {
+                    return;
+                }
+                owner = null;
+                changed.signalAll();
+                changed.await(HOLD_OFF_NANOS, TimeUnit.NANOSECONDS);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

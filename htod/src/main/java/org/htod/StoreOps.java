@@ -121,7 +121,8 @@ final class StoreOps {
             try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
                 d.force(true);
             } catch (IOException e) {
-                LOG.log(System.Logger.Level.DEBUG, () -> "cannot sync directory " + dir + ": " + e);
+                LOG.log(System.Logger.Level.WARNING, () -> "cannot sync directory " + dir + " after renaming " + tmp
+                        + " to " + target + " (a crash may bring the old name back): " + e);
             }
         } catch (FileAlreadyExistsException e) {
             throw new HtodException(target + " exists: a copy or salvage never overwrites a store", e);

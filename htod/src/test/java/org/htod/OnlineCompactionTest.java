@@ -541,4 +541,60 @@ class OnlineCompactionTest {
                     "a mapping of " + real + " after the swap");
         }
     }
+
+    /**
+     * A compaction that must wait at the gate behind a long operation inside it (a {@code copyTo},
+     * held here in its first progress report) lets other operations through meanwhile: a get
+     * made then returns while the copy still runs. New operations were held at the gate until the
+     * copy ended: every operation of the store waited for it.
+     */
+    @Test
+    void aCompactionWaitingBehindACopyLetsOperationsThrough() throws Exception {
+        Path path = dir.resolve("store.htod");
+        try (HtodStore s = builder(path).open()) {
+            HtodMap<String, String> m = s.map("a", Codec.string(), Codec.string());
+            for (int i = 0; i < 500; i++) {
+                m.put("k" + i, "v" + i);
+            }
+            java.util.concurrent.CountDownLatch copying = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch copyMayEnd = new java.util.concurrent.CountDownLatch(1);
+            Thread copier = new Thread(() -> s.copyTo(dir.resolve("copy.htod"), (done, total) -> {
+                copying.countDown();
+                try {
+                    copyMayEnd.await(60, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+            copier.start();
+            assertTrue(copying.await(30, java.util.concurrent.TimeUnit.SECONDS), "the copy runs");
+            Thread compactor = new Thread(() -> s.compact(Progress.NONE));
+            compactor.start();
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (!inside(compactor, StoreGate.class, "acquire") && System.nanoTime() < deadline) {
+                Thread.sleep(2);
+            }
+            java.util.concurrent.atomic.AtomicReference<String> got = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread getter = new Thread(() -> got.set(m.get("k7")));
+            getter.start();
+            getter.join(10_000);
+            boolean through = !getter.isAlive();
+            copyMayEnd.countDown();
+            copier.join(30_000);
+            compactor.join(60_000);
+            getter.join(10_000);
+            assertTrue(through, "a get returned while the compaction waited behind the copy");
+            assertEquals("v7", got.get());
+            assertEquals("v7", m.get("k7"), "and the compaction went on afterwards");
+        }
+    }
+
+    private static boolean inside(Thread t, Class<?> type, String method) {
+        for (StackTraceElement f : t.getStackTrace()) {
+            if (f.getClassName().equals(type.getName()) && f.getMethodName().equals(method)) {
+                return true;
+            }
+        }
+        return false;
+    }
 }
