@@ -10,7 +10,7 @@ import org.htod.core.HtodException;
 public final class EntryTooLargeException extends HtodException {
     private static final long serialVersionUID = 1L;
 
-    EntryTooLargeException(String message) {
+    public EntryTooLargeException(String message) {
         super(message);
     }
 }

@@ -108,7 +108,7 @@ public final class FragmentCache {
 
     /** The fragment assembled (its source if it includes nothing), or null if it is not published. */
     public String page(String path) {
-        return assembled(path, cache2::get, cache1::get);
+        return assembled(path, cache2::get, cache1::get, pageLimit());
     }
 
     /** When the fragment's time to live ends, or null if it has none. */
@@ -301,21 +301,21 @@ public final class FragmentCache {
                             u.remove(cache2, x);
                         }
                     } else {
-                        u.put(cache2, x, Assembly.assemble(src, inc, p -> text(u, p)).encode());
+                        u.put(cache2, x, Assembly.assemble(src, inc, p -> text(u, p), pageLimit(), x).encode());
                         rebuilt.add(x);
                     }
                 } else {
                     byte[] old = u.get(cache2, x);
                     Assembly a;
                     if (old != null) {
-                        a = Assembly.decode(x, old).reconstruct(fresh, p -> text(u, p));
+                        a = Assembly.decode(x, old).reconstruct(fresh, p -> text(u, p), pageLimit(), x);
                         reconstructed++;
                     } else {
                         String src = u.get(cache1, x);
                         if (src == null) {
                             continue; // uses something, so it was published; nothing to build if not
                         }
-                        a = Assembly.assemble(src, Includes.parse(src), p -> text(u, p));
+                        a = Assembly.assemble(src, Includes.parse(src), p -> text(u, p), pageLimit(), x);
                     }
                     u.put(cache2, x, a.encode());
                     rebuilt.add(x);
@@ -330,7 +330,7 @@ public final class FragmentCache {
 
     /** The assembled text of {@code path} as the unit would leave it; "" if not published. */
     private String text(WriteUnit u, String path) {
-        return Objects.requireNonNullElse(assembled(path, p -> u.get(cache2, p), p -> u.get(cache1, p)), "");
+        return Objects.requireNonNullElse(assembled(path, p -> u.get(cache2, p), p -> u.get(cache1, p), pageLimit()), "");
     }
 
     /**
@@ -338,7 +338,8 @@ public final class FragmentCache {
      * published. A composite always has its assembly in cache2 once a unit has committed; the
      * assembly from its source covers a read that runs while a unit's writes are being applied.
      */
-    private static String assembled(String path, Function<String, byte[]> cache2, Function<String, String> cache1) {
+    private static String assembled(String path, Function<String, byte[]> cache2, Function<String, String> cache1,
+            long limit) {
         byte[] a = cache2.apply(path);
         if (a != null) {
             return Assembly.text(path, a);
@@ -349,8 +350,16 @@ public final class FragmentCache {
         }
         List<Include> inc = Includes.parse(src);
         return inc.isEmpty() ? src : Assembly.assemble(src, inc,
-                p -> Objects.requireNonNullElse(assembled(p, cache2, cache1), "")).text;
+                p -> Objects.requireNonNullElse(assembled(p, cache2, cache1, limit), ""), limit, path).text;
     }
+
+    /** The most characters a page may assemble to: 64 Mi, and no more than the store holds in one value. */
+    private long pageLimit() {
+        return Math.min(MAX_PAGE_CHARS, store.maxValueBytes());
+    }
+
+    /** A page's largest assembly, whatever the store could hold: past it a publish is refused, not built. */
+    static final long MAX_PAGE_CHARS = 64L << 20;
 
     @Override
     public String toString() {
