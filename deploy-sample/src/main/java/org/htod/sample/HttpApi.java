@@ -74,7 +74,9 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-        boolean keepAlive = HttpUtil.isKeepAlive(req);
+        // Not kept alive after a request the decoder could not read: it discards every byte that
+        // comes after on the connection, so the client's next request waited for ever.
+        boolean keepAlive = req.decoderResult().isSuccess() && HttpUtil.isKeepAlive(req);
         try {
             if (!req.decoderResult().isSuccess()) {
                 throw new Refusal(HttpResponseStatus.BAD_REQUEST, "malformed HTTP request");
@@ -84,6 +86,15 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
             refuse(ctx, keepAlive, r.status, r.getMessage());
         } catch (RuntimeException e) {
             fail(ctx, keepAlive, e);
+        }
+    }
+
+    /** The query's parameters; a query that cannot be decoded (a bad escape) is the request's error. */
+    private static java.util.Map<String, java.util.List<String>> parameters(QueryStringDecoder q) {
+        try {
+            return q.parameters();
+        } catch (IllegalArgumentException e) {
+            throw new Refusal(HttpResponseStatus.BAD_REQUEST, "malformed query string: " + e.getMessage());
         }
     }
 
@@ -112,7 +123,7 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         } else if (path.startsWith(FRAGMENTS + "/")) {
             String p = target(path, FRAGMENTS);
             if (m.equals(HttpMethod.PUT)) {
-                publish(ctx, req, keepAlive, p, q.parameters());
+                publish(ctx, req, keepAlive, p, parameters(q));
             } else if (m.equals(HttpMethod.DELETE)) {
                 if (cache.source(p) == null) {
                     throw new Refusal(HttpResponseStatus.NOT_FOUND, "no fragment " + p);

@@ -167,4 +167,44 @@ class PublishingServerTest {
         String status = http.get("/").body();
         assertTrue(status.contains("htod publishing server") && status.contains("<svg id=\"chart\""), status);
     }
+
+    /** Writes {@code request} on a new connection and reads until the server closes it, or "TIMEOUT" after 5 s. */
+    private static String raw(String request) throws Exception {
+        java.net.URI u = java.net.URI.create(server.url());
+        try (java.net.Socket socket = new java.net.Socket(u.getHost(), u.getPort())) {
+            socket.setSoTimeout(5_000);
+            socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            socket.getOutputStream().flush();
+            java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+            byte[] b = new byte[8192];
+            try {
+                for (int n; (n = socket.getInputStream().read(b)) >= 0;) {
+                    got.write(b, 0, n);
+                }
+            } catch (java.net.SocketTimeoutException e) {
+                return got.toString(java.nio.charset.StandardCharsets.ISO_8859_1) + "TIMEOUT";
+            }
+            return got.toString(java.nio.charset.StandardCharsets.ISO_8859_1);
+        }
+    }
+
+    /** A query string that cannot be decoded (a bad escape) is a 400; it was a 500, logged as the server's error. */
+    @Test
+    void aMalformedQueryStringIsABadRequest() throws Exception {
+        String r = raw("PUT /fragments/q.html?ttl=%zz HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
+        assertTrue(r.startsWith("HTTP/1.1 400"), r);
+    }
+
+    /**
+     * A request whose headers the decoder refuses is answered 400 and the connection closed: the
+     * decoder discards every byte after it on the connection, and the answer said keep-alive, so a
+     * client's next request on it waited for ever.
+     */
+    @Test
+    void aRequestTheDecoderRefusesClosesItsConnection() throws Exception {
+        String r = raw("GET /pages/index.html HTTP/1.1\r\nHost: x\r\nX-Big: " + "a".repeat(10_000)
+                + "\r\n\r\nGET /stats HTTP/1.1\r\nHost: x\r\n\r\n");
+        assertTrue(r.startsWith("HTTP/1.1 400"), r);
+        assertFalse(r.endsWith("TIMEOUT"), "the connection is closed, not left hanging: " + r);
+    }
 }
