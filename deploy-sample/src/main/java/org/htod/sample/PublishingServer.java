@@ -23,6 +23,8 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.buffer.Unpooled;
 import io.netty.util.concurrent.DefaultEventExecutorGroup;
 import io.netty.util.concurrent.EventExecutor;
@@ -67,8 +69,15 @@ final class PublishingServer implements AutoCloseable {
      * @param maxAge Cache-Control max-age of pages without a nearer expiry
      * @param demo the site to load into an empty store, or null
      * @param filler extra leaf fragments to publish into an empty store (restart measurements)
+     * @param idle how long a connection may send nothing before it is closed
      */
-    record Config(Path data, String host, int port, int maxBody, Duration maxAge, DemoSite demo, int filler) {}
+    record Config(Path data, String host, int port, int maxBody, Duration maxAge, DemoSite demo, int filler,
+            Duration idle) {
+        /** Connections idle for a minute closed. */
+        Config(Path data, String host, int port, int maxBody, Duration maxAge, DemoSite demo, int filler) {
+            this(data, host, port, maxBody, maxAge, demo, filler, Duration.ofMinutes(1));
+        }
+    }
 
     /** What {@code GET /stats} answers. */
     record Stats(String url, String store, double uptimeSeconds, StoreFigures.Snapshot figures, Counts counts,
@@ -179,8 +188,13 @@ final class PublishingServer implements AutoCloseable {
                     protected void initChannel(SocketChannel ch) {
                         connections.add(ch);
                         pipelines.incrementAndGet();
-                        ch.pipeline().addLast(new TornDown()).addLast(new HttpServerCodec()).addLast(new Aggregator(config.maxBody()))
-                                .addLast(app, api);
+                        // Closed once it sends nothing for config.idle(): a client that opened a
+                        // connection, or began a request, and went quiet held it and its buffers for
+                        // ever (600 of them took 680 MB).
+                        ch.pipeline().addLast(new TornDown())
+                                .addLast(new IdleStateHandler(config.idle().toMillis(), 0, 0, TimeUnit.MILLISECONDS))
+                                .addLast(new CloseWhenIdle()).addLast(new HttpServerCodec())
+                                .addLast(new Aggregator(config.maxBody())).addLast(app, api);
                     }
                 });
         ChannelFuture f = b.bind(config.host(), config.port()).awaitUninterruptibly();
@@ -189,6 +203,18 @@ final class PublishingServer implements AutoCloseable {
                     f.cause());
         }
         return f.channel();
+    }
+
+    /** Closes a connection its {@link IdleStateHandler} finds idle. */
+    private static final class CloseWhenIdle extends io.netty.channel.ChannelInboundHandlerAdapter {
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            if (evt instanceof IdleStateEvent) {
+                ctx.close();
+            } else {
+                ctx.fireUserEventTriggered(evt);
+            }
+        }
     }
 
     /** First in a connection's pipeline, so removed last when it is torn down. */

@@ -27,7 +27,7 @@ class PublishingServerTest {
     @BeforeAll
     static void start() {
         server = PublishingServer.start(new PublishingServer.Config(dir.resolve("site.htod"), "127.0.0.1", 0, 64 * 1024,
-                Duration.ofSeconds(10), DemoSite.small(), 0));
+                Duration.ofSeconds(10), DemoSite.small(), 0, Duration.ofSeconds(2)));
         http = new Http(server.url());
     }
 
@@ -206,5 +206,15 @@ class PublishingServerTest {
                 + "\r\n\r\nGET /stats HTTP/1.1\r\nHost: x\r\n\r\n");
         assertTrue(r.startsWith("HTTP/1.1 400"), r);
         assertFalse(r.endsWith("TIMEOUT"), "the connection is closed, not left hanging: " + r);
+    }
+
+    /**
+     * A connection that begins a request and goes quiet is closed once it has sent nothing for the
+     * idle time (2 s here): it was held for ever, with its buffers.
+     */
+    @Test
+    void aConnectionThatGoesQuietIsClosed() throws Exception {
+        String r = raw("GET /pages/index.html HTTP/1.1\r\nHo");
+        assertFalse(r.endsWith("TIMEOUT"), "closed after 2 s of nothing, before the test's 5 s: " + r);
     }
 }
