@@ -571,7 +571,8 @@ class OnlineCompactionTest {
             Thread compactor = new Thread(() -> s.compact(Progress.NONE));
             compactor.start();
             long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-            while (!inside(compactor, StoreGate.class, "acquire") && System.nanoTime() < deadline) {
+            while (!org.htod.testkit.Threads.inside(compactor, StoreGate.class, "acquire")
+                    && System.nanoTime() < deadline) {
                 Thread.sleep(2);
             }
             java.util.concurrent.atomic.AtomicReference<String> got = new java.util.concurrent.atomic.AtomicReference<>();
@@ -587,14 +588,5 @@ class OnlineCompactionTest {
             assertEquals("v7", got.get());
             assertEquals("v7", m.get("k7"), "and the compaction went on afterwards");
         }
-    }
-
-    private static boolean inside(Thread t, Class<?> type, String method) {
-        for (StackTraceElement f : t.getStackTrace()) {
-            if (f.getClassName().equals(type.getName()) && f.getMethodName().equals(method)) {
-                return true;
-            }
-        }
-        return false;
     }
 }

@@ -106,13 +106,7 @@ class CliTest {
         assertEquals(0, good.code(), good.out() + good.err());
         assertTrue(good.out().contains("sound"), good.out());
         // Damage one entry's value: find the bytes of a known value and flip one.
-        byte[] file = Files.readAllBytes(p);
-        int at = Tool.lastIndexOf(file, value(123).getBytes(StandardCharsets.UTF_8));
-        assertTrue(at > 0);
-        try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
-            f.seek(at + 3);
-            f.write(file[at + 3] ^ 0x55);
-        }
+        Tool.damageValue(p, value(123));
         Run bad = run("verify", p.toString());
         assertEquals(1, bad.code(), bad.out() + bad.err());
         assertTrue(bad.out().matches("(?s).*offset \\d+: .*"), bad.out());

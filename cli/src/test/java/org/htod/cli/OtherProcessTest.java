@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -133,13 +132,7 @@ class OtherProcessTest {
     void verifyOfACrashedDamagedStorePrintsItsReport() throws Exception {
         Path p = store("damaged.htod");
         crash(p); // overwrites every key: the new values are in the log only
-        byte[] file = Files.readAllBytes(p);
-        int at = Tool.lastIndexOf(file, old(17).getBytes(StandardCharsets.UTF_8));
-        assertTrue(at > 0);
-        try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
-            f.seek(at + 3);
-            f.write(file[at + 3] ^ 0x55);
-        }
+        Tool.damageValue(p, old(17));
         Tool.Run r = Tool.run("verify", "--quiet", p.toString());
         assertEquals(1, r.code(), r.all());
         assertTrue(r.out().matches("(?s)" + java.util.regex.Pattern.quote(p.toString()) + ": offset \\d+: .*CRC32C.*"),

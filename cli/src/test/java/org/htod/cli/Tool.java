@@ -34,4 +34,15 @@ final class Tool {
         }
         return -1;
     }
+
+    /** Flips a byte inside the last stored copy of {@code value} in the file {@code p}: a damaged entry. */
+    static void damageValue(java.nio.file.Path p, String value) throws java.io.IOException {
+        byte[] file = java.nio.file.Files.readAllBytes(p);
+        int at = lastIndexOf(file, value.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        org.junit.jupiter.api.Assertions.assertTrue(at > 0, "the value is in the file");
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(p.toFile(), "rw")) {
+            f.seek(at + 3);
+            f.write(file[at + 3] ^ 0x55);
+        }
+    }
 }

@@ -101,11 +101,6 @@ final class LogStores {
 
     /** Whether {@code t} is inside {@code type}'s method {@code method} now, running or waiting. */
     static boolean inside(Thread t, Class<?> type, String method) {
-        for (StackTraceElement f : t.getStackTrace()) {
-            if (f.getClassName().equals(type.getName()) && f.getMethodName().equals(method)) {
-                return true;
-            }
-        }
-        return false;
+        return org.htod.testkit.Threads.inside(t, type, method);
     }
 }

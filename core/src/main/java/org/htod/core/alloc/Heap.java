@@ -669,7 +669,7 @@ public final class Heap implements AutoCloseable {
     /** Writes {@code src} into a block's payload at {@code offset}, within its current length. */
     public void writeAt(long handle, long offset, ByteBuffer src) {
         ensureWritable();
-        if (offset < 0 || BlockHeader.SIZE + offset + src.remaining() > blockSize(handle)) {
+        if (!fitsPayload(handle, offset, src.remaining())) {
             throw new IllegalArgumentException("write of " + src.remaining() + " bytes at payload offset " + offset
                     + " overruns the block of " + blockSize(handle) + " bytes at " + address(handle));
         }
@@ -679,7 +679,7 @@ public final class Heap implements AutoCloseable {
     /** Reads {@code dst.remaining()} payload bytes at {@code offset} without checking the header. */
     public void readAt(long handle, long offset, ByteBuffer dst) {
         ensureOpen();
-        if (offset < 0 || BlockHeader.SIZE + offset + dst.remaining() > blockSize(handle)) {
+        if (!fitsPayload(handle, offset, dst.remaining())) {
             throw new IllegalArgumentException("read of " + dst.remaining() + " bytes at payload offset " + offset
                     + " overruns the block of " + blockSize(handle) + " bytes at " + address(handle));
         }
