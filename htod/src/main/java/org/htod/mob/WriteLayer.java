@@ -229,13 +229,16 @@ public final class WriteLayer {
             throw new IllegalStateException("recursive update of map '" + m.table.name() + "': a function given to"
                     + " compute or merge must not write the map it runs on");
         }
-        int expected = key.length + 64;
+        // Room waited for before the locks: at first for the key alone (the change is not known
+        // yet); after a try that found too little, for what that change needs.
+        long bufferNeed = key.length + 64;
         Object decidedOn = null;
         Change decided = null;
         while (true) {
             ensureWritable();
             healIfNeeded();
-            awaitBufferRoom(expected);
+            awaitBufferRoom(bufferNeed);
+            int logNeed = 0;
             appendGuard.readLock().lock();
             stripe.lock();
             try {
@@ -264,46 +267,64 @@ public final class WriteLayer {
                 if (c.isRemove() && cur == null && (p == null ? inTable == 0 : p.current.isRemove())) {
                     return; // nothing to remove
                 }
-                long version = c.version() != 0 ? c.version() : cur != null ? Change.after(cur.version()) : 1;
-                Mob.Value v = place(m, key, c, version);
-                DataRecord.Op op = new DataRecord.Op(m.tableId, key, v.value(), version, c.expiry(), placedOf(v));
-                ByteBuffer payload = DataRecord.encode(List.of(op));
-                // Should the append throw, a placed block stays allocated (unrecorded) until the
-                // store reopens: the record may have been appended and written before a failure
-                // dropped it, and a dropped record can still be replayed if the process dies
-                // before the log heals.
-                Log.Appended a = log.tryAppend(DataRecord.TYPE, payload, v.placed() != 0);
-                if (a == null) {
-                    if (v.placed() != 0) {
-                        heap.unrecorded().release(v.placed()); // no record names it
-                    }
-                    decidedOn = state(p, inTableEntry, cur); // only now: a decision that did not wait needs none
+                // The buffer's room is taken before the change is placed and logged, and waited
+                // for with the locks released if it is short (see Mob.tryReserve).
+                long reserved = Math.max(0, Mob.bytesOf(key, c.isRemove() ? null : c.value())
+                        - (p == null ? 0 : p.bytes()));
+                if (!mob.tryReserve(reserved)) {
+                    decidedOn = state(p, inTableEntry, cur);
                     decided = c;
-                    expected = payload.remaining();
-                } else {
-                    try {
-                        finish(a);
-                    } catch (HtodException e) {
-                        // A placed block goes back once the log has healed over the record, if a
-                        // failure dropped it; not before, when a crash could still replay it. A
-                        // record that turns out durable names it, and it stays allocated
-                        // (unrecorded) until the store reopens.
+                    bufferNeed = reserved;
+                    continue;
+                }
+                try {
+                    long version = c.version() != 0 ? c.version() : cur != null ? Change.after(cur.version()) : 1;
+                    Mob.Value v = place(m, key, c, version);
+                    DataRecord.Op op = new DataRecord.Op(m.tableId, key, v.value(), version, c.expiry(), placedOf(v));
+                    ByteBuffer payload = DataRecord.encode(List.of(op));
+                    // Should the append throw, a placed block stays allocated (unrecorded) until the
+                    // store reopens: the record may have been appended and written before a failure
+                    // dropped it, and a dropped record can still be replayed if the process dies
+                    // before the log heals.
+                    Log.Appended a = log.tryAppend(DataRecord.TYPE, payload, v.placed() != 0);
+                    if (a == null) {
                         if (v.placed() != 0) {
-                            installs.replaced.addDropped(v.placed(), a.lsn(), a.generation());
+                            heap.unrecorded().release(v.placed()); // no record names it
                         }
-                        throw e;
+                        decidedOn = state(p, inTableEntry, cur); // only now: a decision that did not wait needs none
+                        decided = c;
+                        logNeed = payload.remaining();
+                    } else {
+                        try {
+                            finish(a);
+                        } catch (HtodException e) {
+                            // A placed block goes back once the log has healed over the record, if a
+                            // failure dropped it; not before, when a crash could still replay it. A
+                            // record that turns out durable names it, and it stays allocated
+                            // (unrecorded) until the store reopens.
+                            if (v.placed() != 0) {
+                                installs.replaced.addDropped(v.placed(), a.lsn(), a.generation());
+                            }
+                            throw e;
+                        }
+                        mob.put(m.tableId, key, hash, v, a.lsn(), a.generation(), p == null ? inTable : p.inTable,
+                                reserved);
+                        reserved = 0;
+                        if (v.placed() != 0) {
+                            installs.placedLogged.addAndGet(v.value().length);
+                        }
+                                break;
                     }
-                    mob.put(m.tableId, key, hash, v, a.lsn(), a.generation(), p == null ? inTable : p.inTable);
-                    if (v.placed() != 0) {
-                        installs.placedLogged.addAndGet(v.value().length);
-                    }
-                    break;
+                } finally {
+                    mob.unreserve(reserved);
                 }
             } finally {
                 stripe.unlock();
                 appendGuard.readLock().unlock();
             }
-            awaitLogRoom(expected);
+            if (logNeed > 0) {
+                awaitLogRoom(logNeed);
+            }
         }
         installs.replaced.releaseDurable();
         // Back-pressure on replaced placed values at ASYNC and NONE: their blocks wait for a sync
@@ -443,6 +464,7 @@ public final class WriteLayer {
             throw new IllegalArgumentException("a batch of about " + bytes + " bytes exceeds the log's record limit of "
                     + log.maxPayload());
         }
+        long bufferNeed = bytes; // as in write: at first an estimate, then what a try found short
         // every stripe the batch touches, locked in one order: by stripe index (identity hash
         // codes, used before, can collide, and a collision left one of the stripes unlocked)
         TreeMap<Integer, ReentrantLock> locks = new TreeMap<>();
@@ -452,7 +474,8 @@ public final class WriteLayer {
         while (true) {
             ensureWritable();
             healIfNeeded();
-            awaitBufferRoom(bytes);
+            awaitBufferRoom(bufferNeed);
+            int logNeed = 0;
             appendGuard.readLock().lock();
             List<ReentrantLock> held = new ArrayList<>();
             try {
@@ -468,6 +491,10 @@ public final class WriteLayer {
                 // versioned put left out had shifted them, so a key was looked up with another
                 // key's hash (and could pass the version check it should fail).
                 List<Long> loggedHashes = new ArrayList<>();
+                // What each logged operation reserves of the buffer (see Mob.tryReserve): its
+                // bytes, less the key's buffered bytes at its first operation; a later operation
+                // of the same key reserves all of its bytes, and its put gives back the excess.
+                List<Long> reserves = new ArrayList<>();
                 Map<BufferedMap, Map<ByteBuffer, Long>> versionsInBatch = new IdentityHashMap<>();
                 long now = clock.getAsLong();
                 for (int i = 0; i < ops.size(); i++) {
@@ -494,30 +521,44 @@ public final class WriteLayer {
                     }
                     inTable.add(p != null ? p.inTable : stored != null ? 1 : 0);
                     loggedHashes.add(hashes.get(i));
+                    long buffered = p != null && inBatch == null ? p.bytes() : 0;
+                    reserves.add(Math.max(0, Mob.bytesOf(op.key(), op.value()) - buffered));
                 }
                 if (logged.isEmpty()) {
                     return 0;
                 }
-                ByteBuffer payload = DataRecord.encode(logged);
-                Log.Appended a = log.tryAppend(DataRecord.TYPE, payload);
-                if (a != null) {
-                    finish(a);
-                    for (int i = 0; i < logged.size(); i++) {
-                        DataRecord.Op op = logged.get(i);
-                        mob.put(op.tableId(), op.key(), loggedHashes.get(i),
-                                new Mob.Value(op.value(), op.expiry(), op.version()), a.lsn(), a.generation(), inTable.get(i));
-                    }
-                    flusher.nudge();
-                    return logged.size();
+                long reserved = reserves.stream().mapToLong(Long::longValue).sum();
+                if (!mob.tryReserve(reserved)) {
+                    bufferNeed = reserved;
+                    continue;
                 }
-                bytes = payload.remaining();
+                try {
+                    ByteBuffer payload = DataRecord.encode(logged);
+                    Log.Appended a = log.tryAppend(DataRecord.TYPE, payload);
+                    if (a != null) {
+                        finish(a);
+                        for (int i = 0; i < logged.size(); i++) {
+                            DataRecord.Op op = logged.get(i);
+                            mob.put(op.tableId(), op.key(), loggedHashes.get(i), new Mob.Value(op.value(), op.expiry(),
+                                    op.version()), a.lsn(), a.generation(), inTable.get(i), reserves.get(i));
+                            reserved -= reserves.get(i);
+                        }
+                        flusher.nudge();
+                        return logged.size();
+                    }
+                    logNeed = payload.remaining();
+                } finally {
+                    mob.unreserve(reserved);
+                }
             } finally {
                 for (int i = held.size() - 1; i >= 0; i--) {
                     held.get(i).unlock();
                 }
                 appendGuard.readLock().unlock();
             }
-            awaitLogRoom(bytes);
+            if (logNeed > 0) {
+                awaitLogRoom(logNeed);
+            }
         }
     }
 
