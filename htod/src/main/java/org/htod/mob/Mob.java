@@ -308,7 +308,7 @@ final class Mob {
             queue.add(p);
             present.incrementAndGet(); // before the key is in the map: see present
             map.put(k, p);
-            bytes.addAndGet(p.bytes() - reserved);
+            count(p.bytes() - reserved);
             delta(tableId).add(p.delta());
             if (inTable == UNKNOWN) {
                 unknowns(tableId).increment();
@@ -351,8 +351,15 @@ final class Mob {
         }
         p.absorbed++;
         absorbed.increment();
-        bytes.addAndGet(p.bytes() - oldBytes - reserved);
+        count(p.bytes() - oldBytes - reserved);
         delta(tableId).add(p.delta() - oldDelta);
+    }
+
+    /** Adds {@code n} to the bytes counted; nothing for 0, a change whose reservation was exact (one atomic write a change, not two). */
+    private void count(long n) {
+        if (n != 0) {
+            bytes.addAndGet(n);
+        }
     }
 
     private LongAdder delta(long tableId) {
