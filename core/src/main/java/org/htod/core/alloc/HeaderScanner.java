@@ -26,9 +26,12 @@ final class HeaderScanner {
     StepListener progress = StepListener.NONE;
     long base;
     long total = -1;
+    /** Where {@link #repair} queues the headers it rebuilds: the heap's, unless a caller keeps them apart. */
+    java.util.List<Heap.Repair> repairs;
 
     HeaderScanner(Heap heap) {
         this.heap = heap;
+        this.repairs = heap.pendingRepairs;
     }
 
     @FunctionalInterface
@@ -104,7 +107,7 @@ final class HeaderScanner {
         if (repair) {
             ByteBuffer b = ByteBuffer.allocate(BlockHeader.SIZE);
             BlockHeader.put(b, 0, heap.code, size, stamp, 0, listId, false, 0, 0, heap.grain);
-            heap.pendingRepairs.add(new Heap.Repair(pos, b));
+            repairs.add(new Heap.Repair(pos, b));
         }
         repaired++;
         return h;

@@ -82,16 +82,25 @@ public final class Heap implements AutoCloseable {
     volatile boolean recoveryWritesPending;
     /** PL/PFL after a scan: every block goes back on its disk list when the open finishes. */
     boolean relinkAllOnFinish;
+    /**
+     * PFL after a recovery by its lists, until the open finishes: the free lists are then rebuilt
+     * from a scan of every header ({@link HeapRecovery#rebuildFreeLists}), {@link #scannedFree} if
+     * a sweep of the layers above made one meanwhile.
+     */
+    boolean rebuildFreeByScan;
+    /** The scan {@link #forEachAllocated} made while {@link #rebuildFreeByScan}, or null. */
+    HeapRecovery.FreeScan scannedFree;
 
     /**
-     * PL/PFL in direct mode after a recovery by lists: every extent with a creation stamp below
+     * PL in direct mode after a recovery by lists: every extent with a creation stamp below
      * this may carry a remainder note whose remainder's header a torn split lost; 0 when none may.
      * Recovery by lists reads only the blocks on the lists, so it cannot apply the remainder rule
      * to the others, and the note is the only record of that space: a split rewrites the block's
      * header and the note with it, after which no walk can cross the hole. So until a coalescing
      * scan has applied the rule everywhere, a split of such an extent checks its note first
      * ({@link Placer#checkNoteBeforeSplit}), and a clean shutdown coalesces before it writes its
-     * snapshot (which would forget this).
+     * snapshot (which would forget this). PFL's recovery by lists leaves none: its open rebuilds
+     * the free lists from a scan that applies the rule everywhere ({@link #rebuildFreeByScan}).
      */
     long uncheckedNotesBelow;
     /** Remainders rebuilt by {@link Placer#checkNoteBeforeSplit}, for the tests. */
@@ -219,6 +228,9 @@ public final class Heap implements AutoCloseable {
         try {
             if (!recoveryWritesPending) {
                 return;
+            }
+            if (rebuildFreeByScan) {
+                HeapRecovery.rebuildFreeLists(this);
             }
             for (Repair r : pendingRepairs) {
                 dev.write(r.pos(), r.bytes());
@@ -823,7 +835,12 @@ public final class Heap implements AutoCloseable {
         return report;
     }
 
-    /** Visits every allocated block by scanning the headers from the heap start to the tail. */
+    /**
+     * Visits every allocated block by scanning the headers from the heap start to the tail. Reads
+     * only. While the open of a PFL heap that recovered by its lists is pending ({@link
+     * #prepare}), a scan that completes also keeps the free blocks it met, from which {@link
+     * #finishOpen()} rebuilds the free lists without reading the headers again.
+     */
     public void forEachAllocated(BlockVisitor visitor) {
         ensureOpen();
         HeapVerifier.forEachAllocated(this, visitor);

@@ -22,8 +22,10 @@ import org.htod.core.container.StorageMethod;
  *       checkpoint and not past the tail are not seen: they are leaked until the next coalescing.
  *   <li>PFL: follow the disk free lists (§2.3), each up to the first block on it that is
  *       allocated or defined after the checkpoint, whose next pointer cannot be trusted (see
- *       {@code docs/FORMAT.md}, "Recovery, per storage method"). Blocks freed after the
- *       checkpoint, and those behind such a block, are leaked until the next coalescing.
+ *       {@code docs/FORMAT.md}, "Recovery, per storage method"). Those lists lack the blocks
+ *       freed after the checkpoint and those behind such a block: before the open finishes they
+ *       are replaced by the free blocks of one scan of every header ({@link FreeScan}), the
+ *       layers above's sweep of the allocated blocks if it ran meanwhile, else one of its own.
  * </ul>
  *
  * PL and PFL fall back to the TS scan when a list is inconsistent (an invalid header, a block in
@@ -87,6 +89,9 @@ final class HeapRecovery {
         // Heap.finishOpen: the layers above check their structures first, and an open that fails
         // leaves the device as it found it.
         h.relinkAllOnFinish = r.path.equals("scan");
+        // PFL's lists are cut at a head taken since the checkpoint and lack what was freed since:
+        // the free blocks of a scan of every header replace them before the open finishes.
+        h.rebuildFreeByScan = r.path.equals("lists") && h.method == StorageMethod.PFL;
         h.recoveryWritesPending = true;
         h.report = new HeapRecoveryReport(r.path, Duration.ofNanos(System.nanoTime() - t0), r.headersRead, r.bytesRead,
                 h.lists.freeCount(), r.skipped, r.repaired, r.tailBlocks, fallback);
@@ -230,5 +235,100 @@ final class HeapRecovery {
         }
         h.stamp = walkStamp[0];
         return new Result("lists", s.headersRead, s.bytesRead, skipped, s.repaired, walked[0]);
+    }
+
+    /**
+     * PFL, after a recovery by its lists: the blocks of one complete scan of the headers from the
+     * first block to the tail, in the scan's own tiling (each block's size leads to the next header,
+     * and the remainder rule applies, as for TS). Its free blocks replace the lists' ({@link
+     * #rebuildFreeLists}): a header that this scan meets and that says free proves the block free as
+     * of the crash, exactly as TS's recovery trusts it, since a free is written only once no durable
+     * structure names the block, and an allocation is named durably only after a sync has made its
+     * write durable. The lists could not say as much: a head taken since the checkpoint cut its list,
+     * and a block freed since was on none. A header the scan does not meet (one a merge swallowed, a
+     * piece of a split whose write was lost) is never believed, which is what stopped the lists at
+     * such blocks. The remainders it rebuilds are kept apart and written by {@link Heap#finishOpen}.
+     */
+    static final class FreeScan implements HeaderScanner.Visitor {
+        final HeaderScanner scanner;
+        /** The tail the scan ended at. */
+        final long tail;
+        final List<FreeBlock> free = new ArrayList<>();
+        final List<Heap.Repair> repairs = new ArrayList<>();
+        long allocatedBytes;
+        long requestedBytes;
+        long allocatedCount;
+
+        FreeScan(HeaderScanner scanner, long tail) {
+            this.scanner = scanner;
+            this.tail = tail;
+            scanner.repair = true;
+            scanner.repairs = repairs;
+        }
+
+        @Override
+        public void visit(long addr, BlockHeader hd) {
+            if (hd.allocated) {
+                allocatedBytes += hd.size;
+                requestedBytes += BlockHeader.SIZE + hd.length;
+                allocatedCount++;
+            } else {
+                free.add(new FreeBlock(addr, hd.size, hd.stamp, hd.listId, hd.next));
+            }
+        }
+    }
+
+    /**
+     * A complete scan made while the open is pending (by {@link Heap#forEachAllocated}, the layers
+     * above's sweep of the allocated blocks): kept for {@link #rebuildFreeLists}, which then reads
+     * nothing. Nothing changes the heap while its open is pending, so the scan still holds then.
+     */
+    static void offer(Heap h, FreeScan f) {
+        h.lock.lock();
+        try {
+            if (h.rebuildFreeByScan && h.recoveryWritesPending && h.tail == f.tail) {
+                h.scannedFree = f;
+            }
+        } finally {
+            h.lock.unlock();
+        }
+    }
+
+    /**
+     * PFL, as the open finishes after a recovery by its lists: the free lists are those of a scan
+     * of every header ({@link FreeScan}), the one {@link #offer}ed if any, else one made now; the
+     * counters are exact, and every remainder note is checked (the scan applied the remainder rule
+     * everywhere, and its repairs are written before anything else). The caller holds the lock and
+     * relinks the disk lists next.
+     */
+    static void rebuildFreeLists(Heap h) {
+        long t0 = System.nanoTime();
+        FreeScan f = h.scannedFree;
+        long headers = 0;
+        long bytes = 0;
+        if (f == null || f.tail != h.tail) {
+            HeaderScanner s = new HeaderScanner(h);
+            f = new FreeScan(s, h.tail);
+            s.scan(h.start, h.tail, f);
+            headers = s.headersRead;
+            bytes = s.bytesRead;
+        }
+        h.lists.clear();
+        h.diskLists.clear();
+        for (FreeBlock b : f.free) {
+            h.lists.add(b);
+        }
+        h.allocatedBytes = f.allocatedBytes;
+        h.requestedBytes = f.requestedBytes;
+        h.allocatedCount = f.allocatedCount;
+        h.pendingRepairs.clear(); // those of the walk past the tail are among the scan's
+        h.pendingRepairs.addAll(f.repairs);
+        h.uncheckedNotesBelow = 0;
+        h.rebuildFreeByScan = false;
+        h.scannedFree = null;
+        HeapRecoveryReport r = h.report;
+        h.report = new HeapRecoveryReport(r.path(), r.took().plusNanos(System.nanoTime() - t0), r.headersRead() + headers,
+                r.bytesRead() + bytes, h.lists.freeCount(), r.allocatedBlocksSkippedOnFreeLists(),
+                Math.max(r.headersRepaired(), f.scanner.repaired), r.tailBlocksRecovered(), r.fallbackReason());
     }
 }

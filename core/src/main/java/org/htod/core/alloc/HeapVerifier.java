@@ -130,9 +130,11 @@ final class HeapVerifier {
     /** {@link Heap#forEachAllocated}: a logged heap by its free blocks in memory, a direct one by its headers. */
     static void forEachAllocated(Heap h, Heap.BlockVisitor visitor) {
         long limit;
+        boolean collect;
         h.lock.lock();
         try {
             limit = h.tail;
+            collect = h.rebuildFreeByScan && h.recoveryWritesPending && !h.logged();
         } finally {
             h.lock.unlock();
         }
@@ -140,11 +142,21 @@ final class HeapVerifier {
             forEachAllocatedLogged(h, limit, visitor);
             return;
         }
-        new HeaderScanner(h).scan(h.start, limit, (addr, hd) -> {
+        HeaderScanner s = new HeaderScanner(h);
+        // A PFL open pending after a recovery by lists: the free blocks this scan meets are kept for
+        // finishOpen, which would otherwise read every header again (HeapRecovery.FreeScan).
+        HeapRecovery.FreeScan free = collect ? new HeapRecovery.FreeScan(s, limit) : null;
+        s.scan(h.start, limit, (addr, hd) -> {
+            if (free != null) {
+                free.visit(addr, hd);
+            }
             if (hd.allocated) {
                 visitor.visit(h.handle(addr, hd.size), hd.length);
             }
         });
+        if (free != null) {
+            HeapRecovery.offer(h, free);
+        }
     }
 
     /** Visits every allocated block of a logged heap (walking by memory's free blocks): see {@link #verifyLogged}. */

@@ -200,7 +200,7 @@ class HeapFaultTest {
      * org.htod.core.device.CrashDevice#crashKeeping}).
      */
     @ParameterizedTest
-    @EnumSource(value = StorageMethod.class, names = {"PL", "PFL"})
+    @EnumSource(value = StorageMethod.class, names = {"PL"}) // PFL's open rebuilds the remainder: HeapListsRecoveryTest
     void aFailedAllocationKeepsTheNoteOfALostRemainder(StorageMethod m) {
         for (int failing : new int[] {30_000, 49_500}) { // B split; B whole (within the acceptable waste)
             String where = m + ", the failed allocation of " + failing + " bytes";
