@@ -35,6 +35,12 @@ public final class DependencyGraph {
     public static final int INLINE_EDGES = 50;
     /** Key of the counts record in the nodes map; no node name starts with NUL. */
     static final String COUNTS_KEY = "\0counts";
+    /**
+     * Key of the marker in the nodes map, there while a direct-mode commit that writes the graph
+     * may be cut part-way (see {@link WriteUnit#marker}); found at {@link #open}, the graph is
+     * repaired (see {@link GraphEdit#repair}).
+     */
+    static final String CUT_KEY = "\0cut";
 
     private final HtodStore store;
     private final String name;
@@ -56,7 +62,26 @@ public final class DependencyGraph {
         if (Objects.requireNonNull(name, "name").isEmpty()) {
             throw new IllegalArgumentException("a graph name must not be empty");
         }
-        return new DependencyGraph(store, name);
+        DependencyGraph g = new DependencyGraph(store, name);
+        if (!store.isReadOnly() && g.nodes.containsKey(CUT_KEY)) {
+            g.repair();
+        }
+        return g;
+    }
+
+    /**
+     * Repairs what a cut direct-mode commit can leave (see {@link GraphEdit#repair}), then removes
+     * the marker that said so; a crash during the repair leaves the marker, and the next open
+     * repairs again.
+     */
+    GraphEdit.Repair repair() {
+        GraphEdit.Repair done;
+        try (WriteUnit u = new WriteUnit(store)) {
+            done = edit(u).repair();
+            u.commit();
+        }
+        nodes.remove(CUT_KEY); // after the repair's sync; if the repair wrote, its commit removed it already
+        return done;
     }
 
     public String name() {

@@ -313,6 +313,84 @@ public final class GraphEdit {
         return c;
     }
 
+    // ------------------------------------------------------------------ repair
+
+    /** What {@link #repair} found and did: edges completed or lifted, edges dropped to break a cycle. */
+    record Repair(long nodes, long edges, long halves, long levels, long dropped) {}
+
+    /**
+     * Makes the graph whole again after a direct-mode commit was cut part-way, which can leave any
+     * subset of its record and bucket writes: an edge with one half only (the dependent's "uses"
+     * without the dependency's "used by", or the reverse), a half naming a node without a record,
+     * an edge whose levels do not rise (a lifted node's write lost), and counts that are off.
+     *
+     * <p>The rule: <b>a half stands for its edge</b>. Each half was written by a publish that asked
+     * for that edge; a half alone is what is left either of that publish, cut, or of an
+     * acknowledged edge whose removal was cut, or whose other half a cut bucket move lost. Keeping
+     * the edge loses nothing acknowledged and invents nothing no publish asked for, while dropping
+     * it could lose an acknowledged edge. So the missing half is added (and a missing node record
+     * made), and levels are lifted so that they rise along every edge. Halves kept from two
+     * states can close a cycle that neither state had: the edge whose re-adding closes it is then
+     * dropped, the only case where a half is not kept.
+     *
+     * <p>Reads every record once, remembering only the defective edges: each is taken out, which
+     * leaves whole edges with rising levels (a graph on which {@link #link} is sound), then added
+     * back by {@link #link}, which checks for a cycle and lifts levels. The node and edge counts
+     * are then set to what the graph holds.
+     */
+    Repair repair() {
+        GraphEdit view = new GraphEdit(graph, null);
+        Set<List<String>> lifted = new LinkedHashSet<>(); // whole edges whose levels do not rise
+        Set<List<String>> halves = new LinkedHashSet<>(); // edges with one half
+        long nodeRecords = 0;
+        long whole = 0;
+        for (Map.Entry<String, byte[]> e : graph.nodesMap().entrySet()) {
+            String n = e.getKey();
+            if (n.startsWith("\0")) {
+                continue; // the counts record, the marker
+            }
+            nodeRecords++;
+            NodeRecord r = NodeRecord.decode(n, e.getValue());
+            for (String u : view.members(n, r.usedBy, USED_BY)) {
+                NodeRecord ru = view.node(u);
+                if (ru == null || !view.contains(u, ru.uses, USES, n)) {
+                    halves.add(List.of(n, u));
+                } else if (ru.level <= r.level) {
+                    lifted.add(List.of(n, u));
+                } else {
+                    whole++;
+                }
+            }
+            for (String d : view.members(n, r.uses, USES)) {
+                NodeRecord rd = view.node(d);
+                if (rd == null || !view.contains(d, rd.usedBy, USED_BY, n)) {
+                    halves.add(List.of(d, n));
+                }
+            }
+        }
+        List<List<String>> defective = new ArrayList<>(lifted);
+        defective.addAll(halves);
+        for (List<String> e : defective) {
+            unlink(e.get(0), e.get(1));
+        }
+        long added = 0;
+        long dropped = 0;
+        for (List<String> e : defective) {
+            try {
+                link(e.get(0), e.get(1));
+                added++;
+            } catch (CycleException c) {
+                dropped++; // raise changed nothing; both nodes had records (a new node closes no cycle)
+            }
+        }
+        long nodes = nodeRecords + nodeDelta;
+        long edges = whole + added;
+        long[] c = DependencyGraph.counts(read(graph.nodesMap(), DependencyGraph.COUNTS_KEY));
+        nodeDelta = nodes - c[0];
+        edgeDelta = edges - c[1];
+        return new Repair(nodes, edges, halves.size(), lifted.size(), dropped);
+    }
+
     // ------------------------------------------------------------------ edge sets
 
     private boolean contains(String node, NodeRecord.Side s, char side, String member) {
@@ -456,6 +534,11 @@ public final class GraphEdit {
     /** Moves the changed records into the unit; run when it commits. */
     void flush() {
         HtodMap<String, byte[]> nodeMap = graph.nodesMap();
+        if (!dirtyNodes.isEmpty() || !dirtyBuckets.isEmpty()) {
+            // Direct mode: a commit cut part-way can leave half an edge, which the cycle check
+            // may not see; the marker has the next open repair the graph.
+            unit.marker(nodeMap, DependencyGraph.CUT_KEY, new byte[] {1});
+        }
         for (String n : dirtyNodes) {
             NodeRecord r = nodes.get(n);
             if (r == ABSENT) {

@@ -34,6 +34,9 @@ import org.htod.WriteBatch;
  * <p>In direct mode ({@code Htod.Builder.directMode(true)}) the store has no log and offers no
  * batch; the unit is then written map by map and synced once: durable once acknowledged, but a
  * crash during the commit can leave any subset of its writes on disk, each write whole or absent.
+ * An edit that must know of such a crash sets a marker, written and synced before the unit's
+ * writes and removed after them (one more sync for that unit): the dependency graph does, and
+ * repairs itself when it is opened with its marker there.
  *
  * <p>Keys are compared with {@code equals}: stage through map views whose keys have value
  * equality (String, Long), and through the same {@link HtodMap} object for one map. A unit is
@@ -48,6 +51,8 @@ public final class WriteUnit implements AutoCloseable {
     private final Map<HtodMap<?, ?>, Map<Object, Object>> staged = new IdentityHashMap<>();
     private final List<HtodMap<?, ?>> order = new ArrayList<>();
     private final List<Runnable> beforeCommit = new ArrayList<>();
+    /** Direct mode: keys put and synced before the unit's writes, removed once those are durable. */
+    private final Map<HtodMap<?, ?>, Map<Object, Object>> markers = new IdentityHashMap<>();
     private final List<Runnable> onClose = new ArrayList<>();
     /** State an edit keeps for the length of this unit, by its owner (one graph edit per graph). */
     private final Map<Object, Object> attachments = new IdentityHashMap<>();
@@ -137,11 +142,23 @@ public final class WriteUnit implements AutoCloseable {
         } else {
             // Direct mode has no log and no batch: map by map, puts in batches (putAll shares
             // allocation and link flushes), then one sync for the whole unit. Durable once this
-            // returns, but not atomic across a crash.
+            // returns, but not atomic across a crash. The markers are durable before any of the
+            // unit's writes can reach the disk, and stay until all of them have: a store reopened
+            // with a marker knows that a commit may have been cut part-way.
+            if (!markers.isEmpty()) {
+                for (Map.Entry<HtodMap<?, ?>, Map<Object, Object>> m : markers.entrySet()) {
+                    apply(m.getKey(), m.getValue());
+                }
+                store.sync();
+            }
             for (HtodMap<?, ?> map : order) {
                 apply(map, staged.get(map));
             }
             store.sync();
+            // Removed unsynced: lost in a crash, a marker only costs a needless check.
+            for (Map.Entry<HtodMap<?, ?>, Map<Object, Object>> m : markers.entrySet()) {
+                removeAll(m.getKey(), m.getValue().keySet());
+            }
         }
         // ----
         committed = true;
@@ -175,6 +192,13 @@ public final class WriteUnit implements AutoCloseable {
         }
     }
 
+    @SuppressWarnings("unchecked")
+    private static <K> void removeAll(HtodMap<K, ?> map, java.util.Set<Object> keys) {
+        for (Object k : keys) {
+            map.remove((K) k);
+        }
+    }
+
     /** Whether {@link #commit()} has returned. */
     public boolean committed() {
         return committed;
@@ -189,6 +213,7 @@ public final class WriteUnit implements AutoCloseable {
         closed = true;
         staged.clear();
         order.clear();
+        markers.clear();
         beforeCommit.clear();
         RuntimeException first = null;
         for (int i = onClose.size() - 1; i >= 0; i--) {
@@ -221,6 +246,19 @@ public final class WriteUnit implements AutoCloseable {
     void onClose(Runnable r) {
         ensureOpen();
         onClose.add(r);
+    }
+
+    /**
+     * In direct mode, puts {@code key} into {@code map} and syncs before any write of the unit,
+     * and removes it once they are all durable, so that finding it after a crash says that a
+     * commit was cut and may have left any subset of its writes. Ignored in log mode, where a
+     * commit is all or nothing. The key must not be written by the unit itself.
+     */
+    <K, V> void marker(HtodMap<K, V> map, K key, V value) {
+        ensureOpen();
+        if (!store.logged()) {
+            markers.computeIfAbsent(map, m -> new LinkedHashMap<>()).put(key, value);
+        }
     }
 
     /** Marks the unit as unfit for commit: a change made through it stopped half-way. */
