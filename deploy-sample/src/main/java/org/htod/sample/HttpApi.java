@@ -98,8 +98,30 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
     }
 
+    /**
+     * The request target in origin form: a target in absolute form ({@code http://host:port/pages/x.html}),
+     * which a server must accept (RFC 9112 §3.2.2), is served by its path and query; it was a 404.
+     */
+    static String originForm(String uri) {
+        int colon = uri.indexOf("://");
+        if (uri.startsWith("/") || colon <= 0) {
+            return uri;
+        }
+        String scheme = uri.substring(0, colon);
+        if (!scheme.equalsIgnoreCase("http") && !scheme.equalsIgnoreCase("https")) {
+            return uri;
+        }
+        int start = colon + 3;
+        int end = start;
+        while (end < uri.length() && "/?#".indexOf(uri.charAt(end)) < 0) {
+            end++;
+        }
+        String rest = uri.substring(end);
+        return rest.startsWith("/") ? rest : "/" + rest;
+    }
+
     private void route(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive) {
-        QueryStringDecoder q = new QueryStringDecoder(req.uri());
+        QueryStringDecoder q = new QueryStringDecoder(originForm(req.uri()));
         String path = q.rawPath();
         HttpMethod m = req.method();
         if (path.equals("/")) {

@@ -217,4 +217,19 @@ class PublishingServerTest {
         String r = raw("GET /pages/index.html HTTP/1.1\r\nHo");
         assertFalse(r.endsWith("TIMEOUT"), "closed after 2 s of nothing, before the test's 5 s: " + r);
     }
+
+    /** A request line in absolute form is served by its path (RFC 9112 §3.2.2): it was a 404. */
+    @Test
+    void aRequestTargetInAbsoluteFormIsServedByItsPath() throws Exception {
+        java.net.URI u = java.net.URI.create(server.url());
+        String r = raw("GET http://" + u.getHost() + ":" + u.getPort() + "/pages/index.html HTTP/1.1\r\nHost: x\r\n"
+                + "Connection: close\r\n\r\n");
+        assertTrue(r.startsWith("HTTP/1.1 200"), r);
+        assertTrue(r.contains("<h1>Games 2000</h1>"), r);
+        r = raw("GET HTTP://example.org/stats?x=1 HTTP/1.1\r\nHost: example.org\r\nConnection: close\r\n\r\n");
+        assertTrue(r.startsWith("HTTP/1.1 200") && r.contains("\"counts\""), r);
+        assertEquals("/", HttpApi.originForm("http://h:1"));
+        assertEquals("/?a=b", HttpApi.originForm("https://h?a=b"));
+        assertEquals("/x", HttpApi.originForm("/x"));
+    }
 }
