@@ -370,7 +370,13 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
     }
 
     static void send(ChannelHandlerContext ctx, boolean keepAlive, FullHttpResponse r) {
-        HttpUtil.setContentLength(r, r.content().readableBytes());
+        if (r.status().equals(HttpResponseStatus.NOT_MODIFIED)) {
+            // No Content-Length: a 304 has no content, and its Content-Length would be read as the
+            // length of the page it stands for (RFC 9110 §8.6); it said 0.
+            r.headers().remove(HttpHeaderNames.CONTENT_LENGTH);
+        } else {
+            HttpUtil.setContentLength(r, r.content().readableBytes());
+        }
         if (keepAlive) {
             r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
             ctx.writeAndFlush(r);

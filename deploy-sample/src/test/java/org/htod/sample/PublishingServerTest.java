@@ -232,4 +232,15 @@ class PublishingServerTest {
         assertEquals("/?a=b", HttpApi.originForm("https://h?a=b"));
         assertEquals("/x", HttpApi.originForm("/x"));
     }
+
+    /** A 304 carries no Content-Length: it said 0, which claims the page it stands for is empty. */
+    @Test
+    void a304CarriesNoContentLength() throws Exception {
+        String etag = http.get("/pages/index.html").headers().firstValue("etag").orElseThrow();
+        String r = raw("GET /pages/index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: " + etag
+                + "\r\nConnection: close\r\n\r\n");
+        assertTrue(r.startsWith("HTTP/1.1 304"), r);
+        assertFalse(r.toLowerCase(java.util.Locale.ROOT).contains("content-length"), r);
+        assertTrue(r.endsWith("\r\n\r\n"), "no content: " + r);
+    }
 }
