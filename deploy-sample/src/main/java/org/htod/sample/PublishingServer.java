@@ -190,10 +190,11 @@ final class PublishingServer implements AutoCloseable {
                         pipelines.incrementAndGet();
                         // Closed once it sends nothing for config.idle(): a client that opened a
                         // connection, or began a request, and went quiet held it and its buffers for
-                        // ever (600 of them took 680 MB).
+                        // ever (600 of them took 680 MB). Not while it waits for an answer.
+                        InOrderAnswers inOrder = new InOrderAnswers();
                         ch.pipeline().addLast(new TornDown())
                                 .addLast(new IdleStateHandler(config.idle().toMillis(), 0, 0, TimeUnit.MILLISECONDS))
-                                .addLast(new CloseWhenIdle()).addLast(new HttpServerCodec())
+                                .addLast(new CloseWhenIdle(inOrder)).addLast(new HttpServerCodec()).addLast(inOrder)
                                 .addLast(new Aggregator(config.maxBody())).addLast(app, api);
                     }
                 });
@@ -205,12 +206,23 @@ final class PublishingServer implements AutoCloseable {
         return f.channel();
     }
 
-    /** Closes a connection its {@link IdleStateHandler} finds idle. */
+    /**
+     * Closes a connection its {@link IdleStateHandler} finds idle, unless a request it sent whole
+     * waits for its answer (a compaction, a publish queued behind one, the requests after it).
+     */
     private static final class CloseWhenIdle extends io.netty.channel.ChannelInboundHandlerAdapter {
+        private final InOrderAnswers requests;
+
+        CloseWhenIdle(InOrderAnswers requests) {
+            this.requests = requests;
+        }
+
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
             if (evt instanceof IdleStateEvent) {
-                ctx.close();
+                if (!requests.awaitingAnswer()) {
+                    ctx.close();
+                }
             } else {
                 ctx.fireUserEventTriggered(evt);
             }
