@@ -65,10 +65,17 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         private static final long serialVersionUID = 1L;
         /** Never serialized: a refusal lives within one request's handling. */
         final transient HttpResponseStatus status;
+        /** The methods the path accepts, for the Allow header of a 405; null for other refusals. */
+        final String allow;
 
         Refusal(HttpResponseStatus status, String message) {
+            this(status, message, null);
+        }
+
+        Refusal(HttpResponseStatus status, String message, String allow) {
             super(message, null, false, false);
             this.status = status;
+            this.allow = allow;
         }
     }
 
@@ -83,7 +90,7 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
             }
             route(ctx, req, keepAlive);
         } catch (Refusal r) {
-            refuse(ctx, keepAlive, r.status, r.getMessage());
+            refuse(ctx, keepAlive, r.status, r.getMessage(), r.allow);
         } catch (RuntimeException e) {
             fail(ctx, keepAlive, e);
         }
@@ -123,26 +130,29 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
     private void route(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive) {
         QueryStringDecoder q = new QueryStringDecoder(originForm(req.uri()));
         String path = q.rawPath();
-        HttpMethod m = req.method();
+        // HEAD is answered as GET: the same status and headers, Content-Length the GET's; the
+        // HttpServerCodec writes no content in an answer to a HEAD.
+        HttpMethod m = req.method().equals(HttpMethod.HEAD) ? HttpMethod.GET : req.method();
         if (path.equals("/")) {
-            only(m, HttpMethod.GET);
+            only(req, READ);
             send(ctx, keepAlive, ok("text/html; charset=utf-8", StatusPage.render(server.stats())));
         } else if (path.equals("/stats")) {
-            only(m, HttpMethod.GET);
+            only(req, READ);
             send(ctx, keepAlive, ok("application/json", json(server.stats())));
         } else if (path.equals("/admin/compact")) {
-            only(m, HttpMethod.POST);
+            only(req, "POST");
             send(ctx, keepAlive, json(HttpResponseStatus.OK, compact()));
         } else if (path.equals("/metrics")) {
-            only(m, HttpMethod.GET);
+            only(req, READ);
             send(ctx, keepAlive, ok("text/plain; version=0.0.4; charset=utf-8", metrics.registry.scrape()));
         } else if (path.startsWith(PAGES + "/")) {
-            only(m, HttpMethod.GET);
+            only(req, READ);
             page(ctx, req, keepAlive, target(path, PAGES));
         } else if (path.startsWith(GRAPH + "/")) {
-            only(m, HttpMethod.GET);
+            only(req, READ);
             graph(ctx, keepAlive, target(path, GRAPH));
         } else if (path.startsWith(FRAGMENTS + "/")) {
+            only(req, READ + ", PUT, DELETE");
             String p = target(path, FRAGMENTS);
             if (m.equals(HttpMethod.PUT)) {
                 publish(ctx, req, keepAlive, p, parameters(q));
@@ -151,14 +161,12 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
                     throw new Refusal(HttpResponseStatus.NOT_FOUND, "no fragment " + p);
                 }
                 answerWhenDurable(ctx, keepAlive, p, Change.unpublish(p), HttpResponseStatus.OK);
-            } else if (m.equals(HttpMethod.GET)) {
+            } else {
                 String src = cache.source(p);
                 if (src == null) {
                     throw new Refusal(HttpResponseStatus.NOT_FOUND, "no fragment " + p);
                 }
                 send(ctx, keepAlive, ok("text/plain; charset=utf-8", src));
-            } else {
-                throw new Refusal(HttpResponseStatus.METHOD_NOT_ALLOWED, m + " is not allowed here: GET, PUT or DELETE");
             }
         } else {
             throw new Refusal(HttpResponseStatus.NOT_FOUND, "no such endpoint: " + path
@@ -166,10 +174,18 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
     }
 
-    private static void only(HttpMethod m, HttpMethod allowed) {
-        if (!m.equals(allowed)) {
-            throw new Refusal(HttpResponseStatus.METHOD_NOT_ALLOWED, m + " is not allowed here: " + allowed + " only");
+    /** The methods of a path that is read only: HEAD wherever GET. */
+    private static final String READ = "GET, HEAD";
+
+    /** Refuses the request with 405 and {@code allow} as its Allow header unless its method is listed there. */
+    private static void only(FullHttpRequest req, String allow) {
+        String m = req.method().name();
+        for (String a : allow.split(", ")) {
+            if (a.equals(m)) {
+                return;
+            }
         }
+        throw new Refusal(HttpResponseStatus.METHOD_NOT_ALLOWED, m + " is not allowed here: " + allow + " only", allow);
     }
 
     /** The fragment path after an endpoint's prefix, checked. */
@@ -352,9 +368,18 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
     }
 
     private void refuse(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status, String message) {
+        refuse(ctx, keepAlive, status, message, null);
+    }
+
+    /** Answers {@code status} and one line; a 405 with the methods the path accepts in its Allow header. */
+    private void refuse(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status, String message,
+            String allow) {
         metrics.refused(status.code()).increment();
         FullHttpResponse r = ok("text/plain; charset=utf-8", status.code() + " " + oneLine(message) + "\n");
         r.setStatus(status);
+        if (allow != null) {
+            r.headers().set(HttpHeaderNames.ALLOW, allow);
+        }
         send(ctx, keepAlive, r);
     }
 

@@ -243,4 +243,37 @@ class PublishingServerTest {
         assertFalse(r.toLowerCase(java.util.Locale.ROOT).contains("content-length"), r);
         assertTrue(r.endsWith("\r\n\r\n"), "no content: " + r);
     }
+
+    /**
+     * HEAD is served wherever GET is, with the GET's status and headers and no content: it was a
+     * 405. Every 405 says in Allow which methods its path accepts: it had no Allow.
+     */
+    @Test
+    void headIsServedAsGetWithoutContentAndA405SaysWhatIsAllowed() throws Exception {
+        HttpResponse<String> get = http.get("/pages/index.html");
+        int length = get.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        String r = raw("HEAD /pages/index.html HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "HEAD /pages/no/such.html HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /fragments/chrome/footer.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        String[] answers = r.split("(?=HTTP/1\\.1 )");
+        assertEquals(3, answers.length, r);
+        assertTrue(answers[0].startsWith("HTTP/1.1 200"), r);
+        assertTrue(answers[0].contains("content-length: " + length + "\r\n"), r);
+        assertTrue(answers[0].contains("etag: " + get.headers().firstValue("etag").orElseThrow() + "\r\n"), r);
+        assertTrue(answers[0].endsWith("\r\n\r\n"), "no content: " + r);
+        assertTrue(answers[1].startsWith("HTTP/1.1 404") && answers[1].endsWith("\r\n\r\n"), r);
+        assertTrue(answers[2].startsWith("HTTP/1.1 200") && answers[2].endsWith(http.get("/fragments/chrome/footer.html")
+                .body()), r);
+        for (String path : new String[] {"/", "/stats", "/metrics", "/graph/chrome/footer.html",
+                "/fragments/chrome/footer.html"}) {
+            assertEquals(200, http.method("HEAD", path).statusCode(), path);
+        }
+        HttpResponse<String> no = http.method("PUT", "/pages/index.html");
+        assertEquals(405, no.statusCode(), no.body());
+        assertEquals("GET, HEAD", no.headers().firstValue("allow").orElse(null));
+        no = http.method("POST", "/fragments/a.html");
+        assertEquals(405, no.statusCode(), no.body());
+        assertEquals("GET, HEAD, PUT, DELETE", no.headers().firstValue("allow").orElse(null));
+        assertEquals("GET, HEAD", http.method("DELETE", "/stats").headers().firstValue("allow").orElse(null));
+    }
 }
