@@ -22,6 +22,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -53,11 +55,14 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
     private final PublishingServer server;
     private final FragmentCache cache;
     private final ServerMetrics metrics;
+    /** SHA-256 of the admin token, or null: the admin endpoints are off. */
+    private final byte[] adminToken;
 
     HttpApi(PublishingServer server) {
         this.server = server;
         this.cache = server.cache();
         this.metrics = server.metrics();
+        this.adminToken = server.adminToken() == null ? null : sha256(server.adminToken());
     }
 
     /** A request refused with {@code status} and a one-line reason. */
@@ -139,6 +144,9 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         } else if (path.equals("/stats")) {
             only(req, READ);
             send(ctx, keepAlive, ok("application/json", json(server.stats())));
+        } else if (path.startsWith("/admin/") && !admin(req)) {
+            throw new Refusal(HttpResponseStatus.UNAUTHORIZED, "an admin request carries Authorization: Bearer and the"
+                    + " server's admin token");
         } else if (path.equals("/admin/compact")) {
             only(req, "POST");
             send(ctx, keepAlive, json(HttpResponseStatus.OK, compact()));
@@ -171,6 +179,31 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         } else {
             throw new Refusal(HttpResponseStatus.NOT_FOUND, "no such endpoint: " + path
                     + " (try /, /pages/..., /fragments/..., /graph/..., /stats, /metrics, POST /admin/compact)");
+        }
+    }
+
+    /**
+     * Whether {@code req} carries the admin token: {@code Authorization: Bearer <token>}, compared
+     * in constant time (their digests). Every client that could reach the server could compact its
+     * store; without a token configured the admin endpoints are off (403).
+     */
+    private boolean admin(FullHttpRequest req) {
+        if (adminToken == null) {
+            throw new Refusal(HttpResponseStatus.FORBIDDEN, "the admin endpoints are off: the server was started"
+                    + " without an admin token (--admin-token-file)");
+        }
+        String h = req.headers().get(HttpHeaderNames.AUTHORIZATION);
+        if (h == null || !h.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return false;
+        }
+        return MessageDigest.isEqual(adminToken, sha256(h.substring(7).strip()));
+    }
+
+    private static byte[] sha256(String s) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
         }
     }
 
@@ -379,6 +412,9 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         r.setStatus(status);
         if (allow != null) {
             r.headers().set(HttpHeaderNames.ALLOW, allow);
+        }
+        if (status.equals(HttpResponseStatus.UNAUTHORIZED)) {
+            r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"htod admin\"");
         }
         send(ctx, keepAlive, r);
     }

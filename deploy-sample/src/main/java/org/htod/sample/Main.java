@@ -26,6 +26,9 @@ public final class Main {
             "  --filler N          also publish N archive fragments into an empty store",
             "  --max-body BYTES    largest publish body (default 1048576)",
             "  --port-file FILE    write the bound port there once ready",
+            "  --admin-token-file FILE  the secret of the admin endpoints (POST /admin/compact), read",
+            "                      from FILE; a request carries it as Authorization: Bearer TOKEN.",
+            "                      Without it the admin endpoints answer 403",
             "  --load              run the load generator: against --target, or against a server it",
             "                      starts on a free port over a fresh demo store, then exit",
             "  --target URL        a running server with the demo site (loopback only)",
@@ -48,6 +51,7 @@ public final class Main {
         int filler = 0;
         int maxBody = 1 << 20;
         Path portFile = null;
+        String adminToken = null;
         URI target = null;
         long seconds = 20;
         long maxPublishes = 1_000_000;
@@ -69,6 +73,12 @@ public final class Main {
                 case "--filler" -> filler = Integer.parseInt(value(a, o));
                 case "--max-body" -> maxBody = Integer.parseInt(value(a, o));
                 case "--port-file" -> portFile = Path.of(value(a, o));
+                case "--admin-token-file" -> {
+                    adminToken = Files.readString(Path.of(value(a, o)), StandardCharsets.UTF_8).strip();
+                    if (adminToken.isEmpty()) {
+                        throw usage("--admin-token-file: the file is empty");
+                    }
+                }
                 case "--load" -> load = true;
                 case "--target" -> target = URI.create(value(a, o));
                 case "--seconds" -> seconds = Long.parseLong(value(a, o));
@@ -90,7 +100,7 @@ public final class Main {
             return;
         }
         PublishingServer.Config cfg = new PublishingServer.Config(data, host, port, maxBody, Duration.ofSeconds(10),
-                demo ? site : null, filler);
+                demo ? site : null, filler).withAdminToken(adminToken);
         PublishingServer server = PublishingServer.start(cfg);
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "htod-sample-shutdown"));
         if (server.loadReport != null) {

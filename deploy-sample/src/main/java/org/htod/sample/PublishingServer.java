@@ -70,12 +70,39 @@ final class PublishingServer implements AutoCloseable {
      * @param demo the site to load into an empty store, or null
      * @param filler extra leaf fragments to publish into an empty store (restart measurements)
      * @param idle how long a connection may send nothing before it is closed
+     * @param adminToken the secret an admin request carries as {@code Authorization: Bearer <token>};
+     *     null for none, and then the admin endpoints answer 403
      */
     record Config(Path data, String host, int port, int maxBody, Duration maxAge, DemoSite demo, int filler,
-            Duration idle) {
+            Duration idle, String adminToken) {
+        Config {
+            if (adminToken != null && adminToken.isBlank()) {
+                throw new IllegalArgumentException("the admin token is empty");
+            }
+        }
+
         /** Connections idle for a minute closed. */
         Config(Path data, String host, int port, int maxBody, Duration maxAge, DemoSite demo, int filler) {
             this(data, host, port, maxBody, maxAge, demo, filler, Duration.ofMinutes(1));
+        }
+
+        /** No admin token: the admin endpoints answer 403. */
+        Config(Path data, String host, int port, int maxBody, Duration maxAge, DemoSite demo, int filler,
+                Duration idle) {
+            this(data, host, port, maxBody, maxAge, demo, filler, idle, null);
+        }
+
+        /** This configuration with {@code token} as the admin token (null for none). */
+        Config withAdminToken(String token) {
+            return new Config(data, host, port, maxBody, maxAge, demo, filler, idle, token);
+        }
+
+        /** Without the admin token, which is a secret. */
+        @Override
+        public String toString() {
+            return "Config[data=" + data + ", host=" + host + ", port=" + port + ", maxBody=" + maxBody + ", maxAge="
+                    + maxAge + ", filler=" + filler + ", idle=" + idle + ", adminToken="
+                    + (adminToken == null ? "none" : "(set)") + "]";
         }
     }
 
@@ -297,6 +324,11 @@ final class PublishingServer implements AutoCloseable {
 
     Duration maxAge() {
         return config.maxAge();
+    }
+
+    /** The secret of the admin endpoints, or null: they are off. */
+    String adminToken() {
+        return config.adminToken();
     }
 
     HtodStore store() {

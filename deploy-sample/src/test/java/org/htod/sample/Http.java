@@ -40,9 +40,13 @@ final class Http {
         return send(HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(30)).DELETE().build());
     }
 
-    HttpResponse<String> method(String method, String path) {
-        return send(HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(30))
-                .method(method, HttpRequest.BodyPublishers.noBody()).build());
+    HttpResponse<String> method(String method, String path, String... headers) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(30))
+                .method(method, HttpRequest.BodyPublishers.noBody());
+        if (headers.length > 0) {
+            b.headers(headers);
+        }
+        return send(b.build());
     }
 
     private HttpResponse<String> send(HttpRequest r) {

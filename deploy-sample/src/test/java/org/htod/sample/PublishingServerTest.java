@@ -19,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The server on an ephemeral port over the small demo site: every endpoint, and every refusal. */
 class PublishingServerTest {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String TOKEN = "test-admin-token-7f3a";
     @TempDir
     static Path dir;
     private static PublishingServer server;
@@ -27,7 +28,7 @@ class PublishingServerTest {
     @BeforeAll
     static void start() {
         server = PublishingServer.start(new PublishingServer.Config(dir.resolve("site.htod"), "127.0.0.1", 0, 64 * 1024,
-                Duration.ofSeconds(10), DemoSite.small(), 0, Duration.ofSeconds(2)));
+                Duration.ofSeconds(10), DemoSite.small(), 0, Duration.ofSeconds(2)).withAdminToken(TOKEN));
         http = new Http(server.url());
     }
 
@@ -128,7 +129,7 @@ class PublishingServerTest {
     void theStoreCompactsOnlineAndKeepsServing() throws Exception {
         String before = http.get("/pages/index.html").body();
         long fragments = server.cache().fragmentCount();
-        HttpResponse<String> r = http.method("POST", "/admin/compact");
+        HttpResponse<String> r = http.method("POST", "/admin/compact", "Authorization", "Bearer " + TOKEN);
         assertEquals(200, r.statusCode(), r.body());
         JsonNode c = JSON.readTree(r.body());
         assertTrue(c.get("bytesBefore").asLong() > 0 && c.get("bytesAfter").asLong() > 0, r.body());
@@ -137,7 +138,7 @@ class PublishingServerTest {
         assertEquals(before, http.get("/pages/index.html").body(), "the site reads the same after the swap");
         check(http.put("/fragments/compacted/probe.html", "after compaction"), 200, "\"durable\":true");
         assertEquals("after compaction", http.get("/fragments/compacted/probe.html").body());
-        assertEquals(405, http.get("/admin/compact").statusCode());
+        assertEquals(405, http.get("/admin/compact", "Authorization", "Bearer " + TOKEN).statusCode());
         assertTrue(server.store().verify().ok(), "the compacted store verifies");
     }
 
@@ -275,5 +276,25 @@ class PublishingServerTest {
         assertEquals(405, no.statusCode(), no.body());
         assertEquals("GET, HEAD, PUT, DELETE", no.headers().firstValue("allow").orElse(null));
         assertEquals("GET, HEAD", http.method("DELETE", "/stats").headers().firstValue("allow").orElse(null));
+    }
+
+    /**
+     * An admin request without the server's admin token is refused, 401, and compacts nothing: any
+     * client that reached the server could compact its store. A server started without a token
+     * answers 403 to every admin request.
+     */
+    @Test
+    void adminRequestsNeedTheAdminToken() throws Exception {
+        HttpResponse<String> r = http.method("POST", "/admin/compact");
+        check(r, 401, "Authorization: Bearer");
+        assertEquals("Bearer realm=\"htod admin\"", r.headers().firstValue("www-authenticate").orElse(null));
+        check(http.method("POST", "/admin/compact", "Authorization", "Bearer " + TOKEN + "x"), 401, "admin token");
+        check(http.method("POST", "/admin/compact", "Authorization", "Basic " + TOKEN), 401, "admin token");
+        check(http.method("GET", "/admin/compact", "Authorization", "bearer x"), 401, "admin token");
+        try (PublishingServer open = PublishingServer.start(new PublishingServer.Config(dir.resolve("no-token.htod"),
+                "127.0.0.1", 0, 1024, Duration.ofSeconds(10), null, 0))) {
+            check(new Http(open.url()).method("POST", "/admin/compact", "Authorization", "Bearer " + TOKEN), 403,
+                    "admin endpoints are off");
+        }
     }
 }
