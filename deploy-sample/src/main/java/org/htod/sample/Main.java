@@ -25,6 +25,8 @@ public final class Main {
             "  --demo-size S       full (default: about 4,300 fragments, 380 pages) or small",
             "  --filler N          also publish N archive fragments into an empty store",
             "  --max-body BYTES    largest publish body (default 1048576)",
+            "  --max-connections N connections open at most (default 1024); more are closed at once",
+            "  --request-time S    seconds a request may take to arrive whole (default 30); then 408",
             "  --port-file FILE    write the bound port there once ready",
             "  --admin-token-file FILE  the secret of the admin endpoints (POST /admin/compact), read",
             "                      from FILE; a request carries it as Authorization: Bearer TOKEN.",
@@ -52,6 +54,8 @@ public final class Main {
         int maxBody = 1 << 20;
         Path portFile = null;
         String adminToken = null;
+        int maxConnections = PublishingServer.Config.MAX_CONNECTIONS;
+        Duration requestTime = PublishingServer.Config.REQUEST_TIME;
         URI target = null;
         long seconds = 20;
         long maxPublishes = 1_000_000;
@@ -73,6 +77,8 @@ public final class Main {
                 case "--filler" -> filler = Integer.parseInt(value(a, o));
                 case "--max-body" -> maxBody = Integer.parseInt(value(a, o));
                 case "--port-file" -> portFile = Path.of(value(a, o));
+                case "--max-connections" -> maxConnections = Integer.parseInt(value(a, o));
+                case "--request-time" -> requestTime = Duration.ofSeconds(Long.parseLong(value(a, o)));
                 case "--admin-token-file" -> {
                     adminToken = Files.readString(Path.of(value(a, o)), StandardCharsets.UTF_8).strip();
                     if (adminToken.isEmpty()) {
@@ -100,7 +106,7 @@ public final class Main {
             return;
         }
         PublishingServer.Config cfg = new PublishingServer.Config(data, host, port, maxBody, Duration.ofSeconds(10),
-                demo ? site : null, filler).withAdminToken(adminToken);
+                demo ? site : null, filler).withLimits(maxConnections, requestTime).withAdminToken(adminToken);
         PublishingServer server = PublishingServer.start(cfg);
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "htod-sample-shutdown"));
         if (server.loadReport != null) {

@@ -1,5 +1,6 @@
 package org.htod.sample;
 
+import io.micrometer.core.instrument.Gauge;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -70,14 +71,28 @@ final class PublishingServer implements AutoCloseable {
      * @param demo the site to load into an empty store, or null
      * @param filler extra leaf fragments to publish into an empty store (restart measurements)
      * @param idle how long a connection may send nothing before it is closed
+     * @param maxConnections connections open at most: one more is closed as soon as it is accepted
+     * @param requestTime how long a request may take to arrive whole, from its first byte: past it,
+     *     408 and the connection closed
      * @param adminToken the secret an admin request carries as {@code Authorization: Bearer <token>};
      *     null for none, and then the admin endpoints answer 403
      */
     record Config(Path data, String host, int port, int maxBody, Duration maxAge, DemoSite demo, int filler,
-            Duration idle, String adminToken) {
+            Duration idle, int maxConnections, Duration requestTime, String adminToken) {
+        /** Connections open at most, by default. */
+        static final int MAX_CONNECTIONS = 1024;
+        /** The time a request has to arrive whole, by default. */
+        static final Duration REQUEST_TIME = Duration.ofSeconds(30);
+
         Config {
             if (adminToken != null && adminToken.isBlank()) {
                 throw new IllegalArgumentException("the admin token is empty");
+            }
+            if (maxConnections < 1) {
+                throw new IllegalArgumentException("maxConnections must be positive, found " + maxConnections);
+            }
+            if (requestTime.isNegative() || requestTime.isZero()) {
+                throw new IllegalArgumentException("requestTime must be positive, found " + requestTime);
             }
         }
 
@@ -86,22 +101,32 @@ final class PublishingServer implements AutoCloseable {
             this(data, host, port, maxBody, maxAge, demo, filler, Duration.ofMinutes(1));
         }
 
-        /** No admin token: the admin endpoints answer 403. */
+        /**
+         * At most {@link #MAX_CONNECTIONS} connections, {@link #REQUEST_TIME} for a request; no
+         * admin token: the admin endpoints answer 403.
+         */
         Config(Path data, String host, int port, int maxBody, Duration maxAge, DemoSite demo, int filler,
                 Duration idle) {
-            this(data, host, port, maxBody, maxAge, demo, filler, idle, null);
+            this(data, host, port, maxBody, maxAge, demo, filler, idle, MAX_CONNECTIONS, REQUEST_TIME, null);
         }
 
         /** This configuration with {@code token} as the admin token (null for none). */
         Config withAdminToken(String token) {
-            return new Config(data, host, port, maxBody, maxAge, demo, filler, idle, token);
+            return new Config(data, host, port, maxBody, maxAge, demo, filler, idle, maxConnections, requestTime, token);
+        }
+
+        /** This configuration with these limits on connections. */
+        Config withLimits(int maxConnections, Duration requestTime) {
+            return new Config(data, host, port, maxBody, maxAge, demo, filler, idle, maxConnections, requestTime,
+                    adminToken);
         }
 
         /** Without the admin token, which is a secret. */
         @Override
         public String toString() {
             return "Config[data=" + data + ", host=" + host + ", port=" + port + ", maxBody=" + maxBody + ", maxAge="
-                    + maxAge + ", filler=" + filler + ", idle=" + idle + ", adminToken="
+                    + maxAge + ", filler=" + filler + ", idle=" + idle + ", maxConnections=" + maxConnections
+                    + ", requestTime=" + requestTime + ", adminToken="
                     + (adminToken == null ? "none" : "(set)") + "]";
         }
     }
@@ -128,6 +153,8 @@ final class PublishingServer implements AutoCloseable {
     private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     /** Connections whose pipeline is not torn down yet: see {@link #awaitTornDown}. */
     private final AtomicInteger pipelines = new AtomicInteger();
+    /** Connections accepted and not closed yet, at most {@link Config#maxConnections}. */
+    private final AtomicInteger open = new AtomicInteger();
     private final long startedNanos;
     final String loadReport;
 
@@ -150,6 +177,8 @@ final class PublishingServer implements AutoCloseable {
             this.publisher = new Publisher(writes.apply(cache::apply), metrics);
             this.figures = new StoreFigures(store, cache, ServerMetrics.since(startedNanos));
             figures.bindTo(metrics.registry);
+            Gauge.builder("htod.connections", open, AtomicInteger::get)
+                    .description("connections open").register(metrics.registry);
             this.ticks = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "htod-sample-ticks");
                 t.setDaemon(true);
@@ -213,16 +242,27 @@ final class PublishingServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        // At most config.maxConnections(): there was no limit, and each connection
+                        // holds a descriptor and buffers. One more is closed at once, unread.
+                        if (open.incrementAndGet() > config.maxConnections()) {
+                            open.decrementAndGet();
+                            metrics.connectionsRefused.increment();
+                            ch.close();
+                            return;
+                        }
+                        ch.closeFuture().addListener(f -> open.decrementAndGet());
                         connections.add(ch);
                         pipelines.incrementAndGet();
                         // Closed once it sends nothing for config.idle(): a client that opened a
                         // connection, or began a request, and went quiet held it and its buffers for
-                        // ever (600 of them took 680 MB). Not while it waits for an answer.
-                        InOrderAnswers inOrder = new InOrderAnswers();
+                        // ever (600 of them took 680 MB). Not while it waits for an answer. A request
+                        // that does not arrive whole within config.requestTime() is answered 408.
+                        RequestDeadline deadline = new RequestDeadline(config.requestTime());
+                        InOrderAnswers inOrder = new InOrderAnswers(deadline, metrics);
                         ch.pipeline().addLast(new TornDown())
                                 .addLast(new IdleStateHandler(config.idle().toMillis(), 0, 0, TimeUnit.MILLISECONDS))
-                                .addLast(new CloseWhenIdle(inOrder)).addLast(new HttpServerCodec()).addLast(inOrder)
-                                .addLast(new Aggregator(config.maxBody())).addLast(app, api);
+                                .addLast(new CloseWhenIdle(inOrder)).addLast(deadline).addLast(new HttpServerCodec())
+                                .addLast(inOrder).addLast(new Aggregator(config.maxBody())).addLast(app, api);
                     }
                 });
         ChannelFuture f = b.bind(config.host(), config.port()).awaitUninterruptibly();

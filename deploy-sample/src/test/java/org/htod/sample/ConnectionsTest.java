@@ -12,6 +12,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -77,6 +78,126 @@ class ConnectionsTest {
             assertTrue(put >= 0 && (get < 0 || put < get), "the PUT's answer first: " + r);
             assertTrue(get >= 0, "both answered: " + r);
             assertEquals(2, r.split("HTTP/1.1 200 OK", -1).length - 1, r);
+        }
+    }
+
+    /** Writes {@code request} and reads one answer to it (its headers and Content-Length bytes of content). */
+    private static String exchange(Socket s, String request) throws IOException {
+        write(s, request);
+        InputStream in = s.getInputStream();
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        while (!got.toString(StandardCharsets.ISO_8859_1).contains("\r\n\r\n")) {
+            int c = in.read();
+            if (c < 0) {
+                return got.toString(StandardCharsets.ISO_8859_1) + "CLOSED";
+            }
+            got.write(c);
+        }
+        String head = got.toString(StandardCharsets.ISO_8859_1);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)content-length: (\\d+)").matcher(head);
+        assertTrue(m.find(), head);
+        return head + new String(in.readNBytes(Integer.parseInt(m.group(1))), StandardCharsets.ISO_8859_1);
+    }
+
+    /**
+     * Past the configured number of open connections (2 here) one more is closed at once, and
+     * counted; the others go on being served, and once one of them closes a new one is. There was
+     * no limit.
+     */
+    @Test
+    void connectionsPastTheLimitAreClosedAtOnce() throws Exception {
+        try (PublishingServer server = PublishingServer.start(config("limit.htod", Duration.ofSeconds(10))
+                .withLimits(2, Duration.ofSeconds(10)))) {
+            String get = "GET /stats HTTP/1.1\r\nHost: x\r\n\r\n";
+            try (Socket a = connect(server); Socket b = connect(server)) {
+                assertTrue(exchange(a, get).startsWith("HTTP/1.1 200"));
+                assertTrue(exchange(b, get).startsWith("HTTP/1.1 200"));
+                try (Socket c = connect(server)) {
+                    c.setSoTimeout(5_000);
+                    String r;
+                    try {
+                        r = exchange(c, get);
+                    } catch (IOException e) { // reset: closed before the request came
+                        r = "CLOSED " + e;
+                    }
+                    assertTrue(r.contains("CLOSED"), "the third connection is closed at once: " + r);
+                }
+                assertTrue(exchange(a, get).startsWith("HTTP/1.1 200"));
+                assertTrue(exchange(b, get).startsWith("HTTP/1.1 200"));
+                String metrics = exchange(a, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+                assertTrue(metrics.contains("\nhtod_connections_refused_total 1.0\n"), metrics);
+                assertTrue(metrics.contains("\nhtod_connections 2.0\n"), metrics);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (true) { // the two closed: a new connection is served once the server has seen them close
+                try (Socket d = connect(server)) {
+                    if (exchange(d, get).startsWith("HTTP/1.1 200")) {
+                        break;
+                    }
+                } catch (IOException e) {
+                    // closed: not seen yet
+                }
+                assertTrue(System.nanoTime() < deadline, "a connection is served again after the others closed");
+                Thread.sleep(20);
+            }
+        }
+    }
+
+    /**
+     * A request must arrive whole within the request time (300 ms here) from its first byte, or it
+     * is answered 408 and its connection closed: a client sending a byte every 100 ms, well within
+     * the idle time, kept its connection for as long as it liked. Its headers or its body; and
+     * after a request whose answer is still owed, the 408 comes after that answer.
+     */
+    @Test
+    void aRequestThatDoesNotArriveWholeInTimeIsAnswered408() throws Exception {
+        Gate gate = new Gate();
+        try (PublishingServer server = PublishingServer.start(config("trickle.htod", Duration.ofSeconds(10))
+                .withLimits(16, Duration.ofMillis(300)), gate::around)) {
+            assertTimedOut(server, "", "GET /stats HTTP/1.1\r\nHost: x\r\nUser-Agent: one byte at a time\r\n\r\n");
+            assertTimedOut(server, "PUT /fragments/t.html HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n",
+                    "x".repeat(40));
+            try (Socket s = connect(server)) {
+                write(s, "PUT /fragments/first.html HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nfirst");
+                gate.awaitEntered();
+                long t0 = System.nanoTime();
+                for (char c : "GET /stats HTTP/1.1\r\n".toCharArray()) { // 1 s: past the request time
+                    write(s, String.valueOf(c));
+                    Thread.sleep(50);
+                }
+                gate.open();
+                String r = readAll(s);
+                assertTrue(r.startsWith("HTTP/1.1 200") && r.contains("\"durable\":true"), r);
+                assertTrue(r.indexOf("HTTP/1.1 408") > r.indexOf("durable"), "the 408 after the PUT's answer: " + r);
+                assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), r);
+            } finally {
+                gate.open();
+            }
+        }
+    }
+
+    /** Writes {@code start} at once and then {@code rest} a byte every 100 ms: answered 408 and closed, in under 3 s. */
+    private static void assertTimedOut(PublishingServer server, String start, String rest) throws Exception {
+        try (Socket s = connect(server)) {
+            s.setSoTimeout(3_000);
+            write(s, start);
+            Thread trickle = new Thread(() -> {
+                try {
+                    for (char c : rest.toCharArray()) {
+                        Thread.sleep(100);
+                        write(s, String.valueOf(c));
+                    }
+                } catch (IOException | InterruptedException e) {
+                    // closed by the server: the point
+                }
+            }, "test-trickle");
+            trickle.setDaemon(true);
+            long t0 = System.nanoTime();
+            trickle.start();
+            String r = readAll(s);
+            trickle.interrupt();
+            assertTrue(r.startsWith("HTTP/1.1 408") && !r.endsWith("TIMEOUT"), "408 and closed: " + r);
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), r);
         }
     }
 }
