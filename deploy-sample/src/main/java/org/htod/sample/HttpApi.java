@@ -242,7 +242,7 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         crc.update(body);
         String etag = "\"" + Long.toHexString(crc.getValue()) + "-" + Integer.toHexString(body.length) + "\"";
         long maxAge = server.maxAge().toSeconds();
-        Instant exp = cache.expiresAt(p);
+        Instant exp = earliestExpiry(p);
         if (exp != null) {
             maxAge = Math.max(0, Math.min(maxAge, Duration.between(Instant.now(), exp).toSeconds()));
         }
@@ -257,6 +257,36 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         send(ctx, keepAlive, r);
         metrics.pageReads.increment();
         t.stop(metrics.readLatency);
+    }
+
+    /**
+     * The earliest expiry among the page and every fragment it includes, directly or through
+     * composites; null if none of them expires. The page changes when the first of them expires
+     * (the sweep rebuilds it without it), so its max-age must not reach past it: it counted the
+     * page's own expiry only. The walk is taken only while some fragment has a time to live.
+     */
+    private Instant earliestExpiry(String page) {
+        if (cache.expiringCount() == 0) {
+            return null;
+        }
+        Instant earliest = null;
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        java.util.ArrayDeque<String> next = new java.util.ArrayDeque<>();
+        seen.add(page);
+        next.add(page);
+        while (!next.isEmpty()) {
+            String f = next.poll();
+            Instant e = cache.expiresAt(f);
+            if (e != null && (earliest == null || e.isBefore(earliest))) {
+                earliest = e;
+            }
+            for (String d : cache.graph().dependencies(f)) {
+                if (seen.add(d)) {
+                    next.add(d);
+                }
+            }
+        }
+        return earliest;
     }
 
     private static boolean matches(String ifNoneMatch, String etag) {

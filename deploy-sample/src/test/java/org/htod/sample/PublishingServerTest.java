@@ -297,4 +297,25 @@ class PublishingServerTest {
                     "admin endpoints are off");
         }
     }
+
+    /**
+     * A page's max-age does not reach past the expiry of a fragment it includes, directly or
+     * through a composite: it was the server's default (10 s here), and caches served the page
+     * with the fragment in it after the fragment had expired.
+     */
+    @Test
+    void aPagesMaxAgeEndsWhenAFragmentItIncludesExpires() {
+        assertEquals(200, http.put("/fragments/ttl/leaf.html?ttl=8", "LEAF").statusCode());
+        assertEquals(200, http.put("/fragments/ttl/mid.html", "(<!--#include virtual=\"/ttl/leaf.html\" -->)")
+                .statusCode());
+        assertEquals(200, http.put("/fragments/ttl/page.html", "[<!--#include virtual=\"/ttl/mid.html\" -->]")
+                .statusCode());
+        HttpResponse<String> r = http.get("/pages/ttl/page.html");
+        assertEquals("[(LEAF)]", r.body());
+        String cc = r.headers().firstValue("cache-control").orElseThrow();
+        long maxAge = Long.parseLong(cc.substring(cc.indexOf("max-age=") + 8));
+        assertTrue(maxAge <= 8, cc);
+        assertEquals("public, max-age=10", http.get("/pages/index.html").headers().firstValue("cache-control")
+                .orElseThrow(), "a page that includes nothing expiring keeps the default");
+    }
 }
