@@ -80,9 +80,25 @@ final class Flusher {
         thread.join();
     }
 
-    /** Waits for the thread to end (after a close woke it). */
-    void join() throws InterruptedException {
-        thread.join();
+    /** Waits up to {@code millis} (at least 1) for the thread to end (after a close woke it); whether it ended. */
+    boolean join(long millis) throws InterruptedException {
+        thread.join(Math.max(1, millis));
+        return !thread.isAlive();
+    }
+
+    /**
+     * Where the thread is now, for a close that gave up waiting for it: its innermost frames in
+     * this library (the device operation it is in), the JDK's below them left out.
+     */
+    String where() {
+        StringBuilder b = new StringBuilder();
+        int shown = 0;
+        for (StackTraceElement f : thread.getStackTrace()) {
+            if (f.getClassName().startsWith("org.htod.") && shown++ < 4) {
+                b.append(shown == 1 ? "" : " < ").append(f);
+            }
+        }
+        return b.length() == 0 ? "not running" : b.toString();
     }
 
     /** After a change: wakes the flusher if the buffer or the log is past its high-water mark. */

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongSupplier;
@@ -80,6 +81,15 @@ public final class WriteLayer {
     final Installs installs;
     private volatile boolean closing;
     private volatile boolean closed;
+    /**
+     * How long a close waits for the flusher's last install and checkpoint before it gives up:
+     * a flusher inside a device operation that never returns (a hung disk or network mount) held
+     * the closing thread for ever, a shutdown hook with it. Direct mode's close waits as long for
+     * its syncer. Tests shorten it.
+     */
+    long closeWaitNanos = TimeUnit.MINUTES.toNanos(1);
+    /** A close gave up waiting for the flusher ({@link #closeWaitNanos}); the next close waits again. Under this. */
+    private boolean closeGaveUp;
 
     /** Counters the store's statistics read; written under the install lock, read without it. */
     static final class Stats {
@@ -835,14 +845,18 @@ public final class WriteLayer {
      * takes a last checkpoint that marks the store clean, then the device is closed. If the device
      * keeps failing (the disk full), the store stays open and this throws; close may be called
      * again. If the flusher stopped for good (damage), the device is closed all the same and the
-     * next open recovers from the log.
+     * next open recovers from the log. If the flusher has not finished after {@link
+     * #closeWaitNanos} (a device operation that does not return), this throws, the store stays
+     * closing (refusing reads and writes, its log holding every acknowledged change), and close
+     * may be called again to wait more.
      */
     public void close() {
         synchronized (this) {
-            if (closed || closing) {
+            if (closed || closing && !closeGaveUp) {
                 return;
             }
             closing = true;
+            closeGaveUp = false;
         }
         appendGuard.writeLock().lock(); // wait for writers in the middle of a change
         appendGuard.writeLock().unlock();
@@ -850,15 +864,27 @@ public final class WriteLayer {
         // Not cut short by an interrupt: the flusher's last install and checkpoint are what make
         // the buffered changes durable at ASYNC and NONE, and closing the log under it lost them.
         boolean interrupted = false;
-        while (true) {
-            try {
-                flusher.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
+        long deadline = System.nanoTime() + closeWaitNanos;
         try {
+            while (true) {
+                try {
+                    if (flusher.join(TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))) {
+                        break;
+                    }
+                    if (System.nanoTime() - deadline >= 0) {
+                        synchronized (this) {
+                            closeGaveUp = true;
+                        }
+                        throw new HtodException("the store on " + heap.device().name() + " could not close: its flusher"
+                                + " has not finished its last install after " + TimeUnit.NANOSECONDS.toMillis(closeWaitNanos)
+                                + " ms, in a device operation that does not return (" + flusher.where() + "); the store"
+                                + " stays closing, refusing reads and writes, its log holds every acknowledged change,"
+                                + " and close() may be called again");
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
             closeAfterFlusher();
         } finally {
             if (interrupted) {
