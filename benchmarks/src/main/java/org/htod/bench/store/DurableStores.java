@@ -11,7 +11,7 @@ import org.htod.core.device.IoCounts;
 /**
  * The stores of the durable-put benchmark ({@code DurablePutBenchmark}), by name: every put is on
  * stable storage when it returns, and puts may come from many threads at once. Unlike {@link
- * Stores}, whose adapters are used by one thread at a time, each store here is opened so that
+ * Stores}, whose adapters take writes from one thread at a time, each store here is opened so that
  * concurrent writers can share its syncs where the store knows how:
  *
  * <ul>

@@ -12,7 +12,9 @@ import java.util.function.Consumer;
  * <p>Rules every adapter follows:
  *
  * <ul>
- *   <li>Single-threaded: one thread uses a store at a time.
+ *   <li>One thread at a time writes, removes or iterates; gets may come from many threads at
+ *       once ({@code ConcurrentReadBenchmark}, {@code ReadThreadsBenchmark}), each answered with
+ *       its own key's value ({@code ConcurrentGetsTest}).
  *   <li>A store may keep the arrays passed in (some keep them in their caches), so callers hand
  *       over arrays they never change afterwards. Arrays handed out ({@link #get}, the {@code
  *       forEach} methods) are the caller's to keep and change.

@@ -20,7 +20,8 @@ import org.lmdbjava.Txn;
  * ({@code data.mdb}, {@code lock.mdb}), one named database, a 64 GiB map (address space only: the
  * file grows with the data) and the default flags. Keys are at most 511 bytes (LMDB's default
  * {@code MDB_MAXKEYSIZE}). A put reserves the value's space inside the map ({@code MDB_RESERVE})
- * and copies the value there, so values need no direct buffer of their own. On Java 17 the JVM
+ * and copies the value there, so values need no direct buffer of their own. Gets may come from
+ * many threads at once: each has its own read transaction and key buffer. On Java 17 the JVM
  * needs {@code --add-opens} for {@code java.nio} and {@code sun.nio.ch} ({@link Stores#JVM_FLAGS}).
  *
  * <p>Durability: one write transaction per put (one per batch). At {@link Durability#SYNC} the
@@ -40,7 +41,12 @@ final class LmdbStore implements KeyValueStore {
     private final Durability durability;
     private final Env<ByteBuffer> env;
     private final Dbi<ByteBuffer> db;
-    private final ByteBuffer keyBuf = allocateDirect(MAX_KEY);
+    /**
+     * Each thread's buffer for the key of its call: gets may come from many threads at once
+     * ({@code ConcurrentReadBenchmark}), and a buffer shared by them would be refilled by one
+     * thread while LMDB reads it for another, finding the wrong object or failing.
+     */
+    private final ThreadLocal<ByteBuffer> keyBufs = ThreadLocal.withInitial(() -> allocateDirect(MAX_KEY));
     private boolean closed;
 
     LmdbStore(Path dir, Durability durability) {
@@ -166,6 +172,7 @@ final class LmdbStore implements KeyValueStore {
         if (key.length == 0 || key.length > MAX_KEY) {
             throw new StoreException(NAME + ": keys are 1 to " + MAX_KEY + " bytes, got " + key.length);
         }
+        ByteBuffer keyBuf = keyBufs.get();
         keyBuf.clear();
         keyBuf.put(key).flip();
         return keyBuf;

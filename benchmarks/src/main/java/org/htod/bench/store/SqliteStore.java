@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
@@ -26,6 +27,12 @@ import java.util.function.Consumer;
  * each put is its own transaction and in WAL mode SQLite syncs the WAL on every commit. A batch is
  * one transaction, one sync. At {@link Durability#NONE}, {@code PRAGMA synchronous=OFF}: SQLite
  * never syncs, and a commit only hands the WAL pages to the operating system.
+ *
+ * <p>Gets may come from many threads at once ({@code ConcurrentReadBenchmark}): each thread reads
+ * through a connection of its own, opened on its first get, as SQLite wants concurrent readers to
+ * (in WAL mode they do not block one another or the writer); a JDBC statement shared by threads
+ * would mix up their keys and results. Every write and iteration goes through the one writing
+ * connection.
  */
 final class SqliteStore implements KeyValueStore {
 
@@ -35,7 +42,10 @@ final class SqliteStore implements KeyValueStore {
     private final Durability durability;
     private final Connection conn;
     private final PreparedStatement put;
-    private final PreparedStatement get;
+    /** Each reading thread's connection and its prepared get. */
+    private final ThreadLocal<Reader> readers = ThreadLocal.withInitial(this::openReader);
+    /** Every reader opened, closed with the store. */
+    private final ConcurrentLinkedQueue<Reader> openReaders = new ConcurrentLinkedQueue<>();
     private final PreparedStatement remove;
     private boolean closed;
 
@@ -51,7 +61,6 @@ final class SqliteStore implements KeyValueStore {
             }
             conn.setAutoCommit(true);
             put = conn.prepareStatement("INSERT INTO kv (k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v");
-            get = conn.prepareStatement("SELECT v FROM kv WHERE k = ?");
             remove = conn.prepareStatement("DELETE FROM kv WHERE k = ?");
         } catch (SQLException e) {
             throw new StoreException(NAME + ": cannot open " + dir.resolve("kv.db"), e);
@@ -104,8 +113,26 @@ final class SqliteStore implements KeyValueStore {
         }
     }
 
+    /** A reading thread's own connection to the database, and its prepared get. */
+    private record Reader(Connection conn, PreparedStatement get) {}
+
+    private Reader openReader() {
+        if (closed) {
+            throw new StoreException(NAME + ": get after close");
+        }
+        try {
+            Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("kv.db"));
+            Reader r = new Reader(c, c.prepareStatement("SELECT v FROM kv WHERE k = ?"));
+            openReaders.add(r);
+            return r;
+        } catch (SQLException e) {
+            throw new StoreException(NAME + ": cannot open a reading connection to " + dir.resolve("kv.db"), e);
+        }
+    }
+
     @Override
     public byte[] get(byte[] key) {
+        PreparedStatement get = readers.get().get();
         try {
             get.setBytes(1, key);
             try (ResultSet rs = get.executeQuery()) {
@@ -181,8 +208,11 @@ final class SqliteStore implements KeyValueStore {
         }
         closed = true;
         try {
+            for (Reader r; (r = openReaders.poll()) != null;) {
+                r.get().close();
+                r.conn().close();
+            }
             put.close();
-            get.close();
             remove.close();
             conn.close();
         } catch (SQLException e) {
