@@ -1,0 +1,80 @@
+package org.htod.bench.table;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import org.htod.Codec;
+import org.htod.Durability;
+import org.htod.Htod;
+import org.htod.HtodStore;
+import org.htod.bench.store.DiskUsage;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** {@link HashtableBenchmark} measures the table in direct mode, as its comment and the README say. */
+class HashtableBenchmarkTest {
+
+    private Path dir;
+    private String before;
+
+    @BeforeEach
+    void makeDir() throws IOException {
+        Path base = Paths.get(System.getProperty("htod.test.dir", "target/test-stores"));
+        Files.createDirectories(base);
+        dir = Files.createTempDirectory(base, "hashtable-");
+        before = System.setProperty("htod.bench.dir", dir.toString());
+    }
+
+    @AfterEach
+    void removeDir() {
+        if (before == null) {
+            System.clearProperty("htod.bench.dir");
+        } else {
+            System.setProperty("htod.bench.dir", before);
+        }
+        DiskUsage.deleteRecursively(dir);
+    }
+
+    private static HashtableBenchmark bench() {
+        HashtableBenchmark b = new HashtableBenchmark();
+        b.entries = 2_000;
+        b.valueSize = 100;
+        return b;
+    }
+
+    @Test
+    void measuresDirectMode() throws IOException {
+        HashtableBenchmark b = bench();
+        b.setUp();
+        try {
+            assertTrue(b.directMode(), "the hashtable benchmark's store is in log mode, not direct mode");
+            assertNotNull(b.get(new HashtableBenchmark.Io()));
+        } finally {
+            b.tearDown();
+        }
+    }
+
+    @Test
+    void replacesAStoreLeftInLogMode() throws IOException {
+        Path file = dir.resolve("hashtable-2000-100.htod");
+        try (HtodStore s = Htod.builder(file).durability(Durability.NONE).open()) {
+            s.map("bench", Codec.bytes(), Codec.bytes()).put(new byte[] {1}, new byte[] {2});
+        }
+        HashtableBenchmark b = bench();
+        b.setUp();
+        try {
+            assertTrue(b.directMode());
+            HashtableBenchmark.Io io = new HashtableBenchmark.Io();
+            assertNotNull(b.get(io));
+            assertEquals(1, io.ops);
+        } finally {
+            b.tearDown();
+        }
+    }
+}
