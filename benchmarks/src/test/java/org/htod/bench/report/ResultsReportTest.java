@@ -46,6 +46,31 @@ class ResultsReportTest {
         assertTrue(table.contains("| ReadBenchmark.r durability=NONE | 1.00 | 3.00 |"), table);
         assertTrue(table.contains("| WriteBenchmark.wp durability=NONE | 1.00 | 4.00 |"), table);
         assertTrue(table.contains("Command: `cmd`"), table);
+        // the heading names the workloads whose ratios are of times, from their units
+        assertTrue(table.contains("inverse ratio of times per operation for the workloads scored in time"
+                + " (WriteBenchmark.wp)"), table);
+    }
+
+    @Test
+    void headingNamesEveryTimedWorkloadAndNoOther() throws IOException {
+        Path json = dir.resolve("t.json");
+        Files.writeString(json, """
+                [
+                  {"benchmark": "org.htod.bench.IterateBenchmark.ik", "params": {"store": "htod"},
+                   "primaryMetric": {"score": 5.0, "scoreError": 1.0, "scoreUnit": "ms/op"}},
+                  {"benchmark": "org.htod.bench.ReplacePassBenchmark.pass", "params": {"store": "htod"},
+                   "primaryMetric": {"score": 900.0, "scoreError": 1.0, "scoreUnit": "ms/op"}},
+                  {"benchmark": "org.htod.bench.ReplaceBenchmark.replace", "params": {"store": "htod"},
+                   "primaryMetric": {"score": 9000.0, "scoreError": 1.0, "scoreUnit": "ops/s"}}
+                ]
+                """);
+        Map<String, List<ResultsReport.Score>> byWorkload = new TreeMap<>();
+        for (ResultsReport.Score s : ResultsReport.read(json, "store")) {
+            byWorkload.computeIfAbsent(s.workload(), w -> new java.util.ArrayList<>()).add(s);
+        }
+        String table = ResultsReport.table(byWorkload, "htod", "");
+        assertTrue(table.contains("(IterateBenchmark.ik, ReplacePassBenchmark.pass)"), table);
+        assertTrue(!table.contains("single-shot workloads (Wp, Wn, Ik, Iv, Ie)"), table);
     }
 
     @Test
