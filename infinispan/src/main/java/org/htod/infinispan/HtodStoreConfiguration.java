@@ -9,14 +9,17 @@ import org.infinispan.commons.configuration.attributes.AttributeDefinition;
 import org.infinispan.commons.configuration.attributes.AttributeSet;
 import org.infinispan.configuration.cache.AbstractStoreConfiguration;
 import org.infinispan.configuration.cache.AsyncStoreConfiguration;
+import org.infinispan.configuration.serializing.SerializedWith;
 
 /**
  * Configuration of an {@link HtodNonBlockingStore}: where its file lives, when writes are
  * durable, its entry cache, and the options fixed when the file is created. Built by {@link
- * HtodStoreConfigurationBuilder}; in XML, {@code <htod-store>} with the same attribute names.
+ * HtodStoreConfigurationBuilder}; in XML, {@code <htod-store>} with the same attribute names, which
+ * {@link HtodStoreConfigurationSerializer} writes back.
  */
 @BuiltBy(HtodStoreConfigurationBuilder.class)
 @ConfigurationFor(HtodNonBlockingStore.class)
+@SerializedWith(HtodStoreConfigurationSerializer.class)
 public class HtodStoreConfiguration extends AbstractStoreConfiguration<HtodStoreConfiguration> {
     /** Directory of the stores; relative to the global persistent location, or under it if absolute. */
     static final AttributeDefinition<String> LOCATION =

@@ -5,16 +5,25 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.StringWriter;
+import java.nio.file.Path;
 import org.htod.Durability;
 import org.htod.Htod;
 import org.htod.StorageMethod;
+import org.infinispan.Cache;
 import org.infinispan.commons.CacheConfigurationException;
+import org.infinispan.commons.api.CacheContainerAdmin.AdminFlag;
+import org.infinispan.commons.configuration.io.ConfigurationWriter;
+import org.infinispan.commons.dataconversion.MediaType;
+import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.configuration.cache.Configuration;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.configuration.global.GlobalConfigurationBuilder;
 import org.infinispan.configuration.parsing.ConfigurationBuilderHolder;
 import org.infinispan.configuration.parsing.ParserRegistry;
+import org.infinispan.manager.DefaultCacheManager;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Configuration in Java and in XML, and the typed errors for bad values. */
 class HtodStoreConfigurationTest {
@@ -124,6 +133,54 @@ class HtodStoreConfigurationTest {
         assertMessage(e, "durability");
         String typo = xml.replace("durability=\"SOMETIMES\"", "direct-mode=\"yes\"");
         assertMessage(assertThrows(RuntimeException.class, () -> new ParserRegistry().parse(typo)), "direct-mode");
+    }
+
+    /**
+     * A configuration written by Infinispan (XML, JSON, YAML) parses back to the same one: it
+     * used to be written as a custom {@code <store class="...">} carrying htod's attributes,
+     * which no parser takes ("Unexpected attribute 'location'").
+     */
+    @Test
+    void aWrittenConfigurationParsesBackTheSame() {
+        ConfigurationBuilder b = new ConfigurationBuilder();
+        b.persistence().addStore(HtodStoreConfigurationBuilder.class)
+                .location("pages").durability(Durability.ASYNC).syncInterval(250).cacheSize(1 << 20)
+                .storageMethod(StorageMethod.PL).grain(1024).loadFactor(1.5).directMode(true).logSize(1 << 20)
+                .bufferSize(2 << 20).preload(true).segmented(false).maxBatchSize(33).addProperty("p", "v")
+                .async().enable().modificationQueueSize(77);
+        Configuration c = b.build();
+        for (MediaType type : new MediaType[] {MediaType.APPLICATION_XML, MediaType.APPLICATION_JSON,
+                MediaType.APPLICATION_YAML}) {
+            StringWriter out = new StringWriter();
+            try (ConfigurationWriter w = ConfigurationWriter.to(out).withType(type).build()) {
+                new ParserRegistry().serialize(w, "pages", c);
+            }
+            Configuration back = new ParserRegistry().parse(out.toString(), type).getNamedConfigurationBuilders()
+                    .get("pages").build();
+            assertEquals(c.persistence().stores(), back.persistence().stores(), type + ":\n" + out);
+        }
+    }
+
+    /**
+     * A cache with this store created at runtime on a clustered cache manager, which writes its
+     * configuration into the cluster's configuration cache and has every node parse it back. It
+     * failed with "Unexpected attribute 'location' encountered".
+     */
+    @Test
+    void aClusteredCacheWithTheStoreIsCreatedAtRuntime(@TempDir Path dir) throws Exception {
+        GlobalConfigurationBuilder global = GlobalConfigurationBuilder.defaultClusteredBuilder();
+        global.globalState().enable().persistentLocation(dir.toString());
+        global.transport().clusterName("htod-config-" + System.nanoTime());
+        try (DefaultCacheManager cm = new DefaultCacheManager(global.build())) {
+            ConfigurationBuilder b = new ConfigurationBuilder();
+            b.clustering().cacheMode(CacheMode.DIST_SYNC);
+            b.persistence().addStore(HtodStoreConfigurationBuilder.class).location("runtime");
+            Cache<String, String> cache = cm.administration().withFlags(AdminFlag.VOLATILE).createCache("pages", b.build());
+            cache.put("k", "v");
+            assertEquals("v", cache.get("k"));
+            HtodStoreConfiguration c = (HtodStoreConfiguration) cache.getCacheConfiguration().persistence().stores().get(0);
+            assertEquals("runtime", c.location());
+        }
     }
 
     private static void assertMessage(Throwable e, String part) {
