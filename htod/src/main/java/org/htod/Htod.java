@@ -143,14 +143,19 @@ public final class Htod {
     /**
      * Writes every entry that can be read from the damaged store in {@code damaged} into a new
      * store at {@code target} (which must not exist), leaving {@code damaged} untouched. First
-     * it walks the maps of a copy of the file, opened as any open does (a log-mode store's log
-     * replayed): when that reads every map, nothing is lost. Otherwise it scans the heap block by
+     * it walks the maps of the store opened read-only as any open does (a log-mode store's log
+     * replayed), the writes of its recovery held in memory; where they would pass what a
+     * read-only open holds, of a copy of the file opened to write. When the walk reads every map,
+     * nothing is lost. The file is read under a shared lock, so a store open elsewhere is refused.
+     * Otherwise it scans the heap block by
      * block and keeps every entry whose checksums hold, named after its map where the map's
      * catalog entry survived ({@code salvaged-<table id>} where not); a key found twice keeps its
      * higher version. A scan cannot see changes that only the log held; and in log mode, where the
      * heap keeps its free blocks in its checkpoint rather than in the blocks' headers, the blocks
      * of removed and replaced entries still read as entries: a replaced value loses to its newer
      * version, but a removed key comes back with its last value.
+     *
+     * @throws org.htod.core.StoreLockedException if a store has the file open
      */
     public static CopyReport salvage(Path damaged, Path target, Progress progress) {
         Objects.requireNonNull(damaged, "damaged");

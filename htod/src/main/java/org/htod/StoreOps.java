@@ -20,6 +20,7 @@ import org.htod.core.HtodException;
 import org.htod.core.HtodIOException;
 import org.htod.core.NotAStoreException;
 import org.htod.core.StoreFullException;
+import org.htod.core.StoreLockedException;
 import org.htod.core.container.Container;
 import org.htod.core.container.Superblock;
 import org.htod.core.device.BlockDevice;
@@ -262,35 +263,66 @@ final class StoreOps {
         }
         refuseExisting(target);
         long before = size(damaged);
-        // First a walk of a copy of the file, opened as any open does (the log replayed): it
-        // misses nothing if the damage lets it read every map. The source is never opened to write.
-        Path work = temporary(target);
+        // First a walk of the store, opened as any open does (the log replayed), but read-only:
+        // whatever its recovery writes stays in memory, and the file is held under a shared lock
+        // that a writer's open refuses, and never written. It misses nothing if the damage lets
+        // it read every map. A walk of a copy of the file, as before, took the file's size again
+        // on disk (three times with the tool's own copy); it is made now only when the recovery
+        // writes more than the read-only open may hold in memory.
         String why;
         try {
-            Files.copy(damaged, work);
-            try (HtodStore s = Htod.builder(work).createIfMissing(false).modeAsStored(true).open()) {
-                VerifyReport sound = s.verify();
-                if (!sound.ok()) {
-                    throw new HtodException("it opens but does not verify: " + sound.problems().get(0));
-                }
-                Path tmp = temporary(target);
-                try {
-                    long[] n = copyInto(s, tmp, progress, false, FILES);
-                    publish(tmp, target, false);
-                    return new CopyReport(target, (int) n[1], n[0], before, size(target), "walk", 0, -1, null);
-                } catch (RuntimeException e) {
-                    deleteQuietly(tmp, e);
-                    throw e;
-                }
+            HtodStore s;
+            try {
+                s = Htod.builder(damaged).readOnly(true).createIfMissing(false).modeAsStored(true).open();
+            } catch (StoreFullException e) {
+                return walkCopy(damaged, target, progress, before);
             }
+            try (s) {
+                return walk(s, target, progress, before);
+            }
+        } catch (StoreLockedException e) {
+            throw e; // a store open elsewhere: salvage reads only a file nobody writes
+        } catch (WalkFailed e) {
+            why = e.getMessage();
         } catch (HtodException e) {
             why = e.getMessage();
         } catch (RuntimeException e) {
             // Damage the open or the walk did not expect: the scan, which trusts nothing but
             // checksums, is what a salvage is for; aborting here left the entries unread.
             why = "the walk failed: " + e;
+        }
+        String reason = why;
+        LOG.log(System.Logger.Level.INFO, () -> "salvage of " + damaged + " scans its heap: " + reason);
+        return scan(damaged, target, progress, before, reason);
+    }
+
+    /** Why a walk of a copy failed, for {@link #salvage} to scan instead. */
+    private static final class WalkFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        WalkFailed(String why) {
+            super(why, null, false, false);
+        }
+    }
+
+    /** The walk of {@link #salvage} over a copy of the damaged file, opened to write as a crashed store's open needs. */
+    private static CopyReport walkCopy(Path damaged, Path target, Progress progress, long before) {
+        Path work = temporary(target);
+        try {
+            try (FileDevice in = FileDevice.openReadOnly(damaged)) { // the copy made under its shared lock
+                copyDevice(in, work);
+            }
+            try (HtodStore s = Htod.builder(work).createIfMissing(false).modeAsStored(true).open()) {
+                return walk(s, target, progress, before);
+            }
+        } catch (StoreLockedException e) {
+            throw e;
+        } catch (HtodException e) {
+            throw new WalkFailed(e.getMessage());
         } catch (IOException e) {
-            why = "cannot copy " + damaged + " to walk it: " + e.getMessage();
+            throw new WalkFailed("cannot copy " + damaged + " to walk it: " + e.getMessage());
+        } catch (RuntimeException e) {
+            throw new WalkFailed("the walk failed: " + e);
         } finally {
             try {
                 Files.deleteIfExists(work);
@@ -298,14 +330,46 @@ final class StoreOps {
                 LOG.log(System.Logger.Level.WARNING, () -> "cannot delete " + work + ": " + e);
             }
         }
-        String reason = why;
-        LOG.log(System.Logger.Level.INFO, () -> "salvage of " + damaged + " scans its heap: " + reason);
-        return scan(damaged, target, progress, before, reason);
+    }
+
+    /** Copies {@code in} whole into the new file {@code out}, synced. */
+    private static void copyDevice(FileDevice in, Path out) throws IOException {
+        try (FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            long size = in.size();
+            ByteBuffer buf = ByteBuffer.allocateDirect((int) Math.max(1, Math.min(size, 1 << 20)));
+            for (long at = 0; at < size; ) {
+                buf.clear().limit((int) Math.min(buf.capacity(), size - at));
+                in.read(at, buf);
+                buf.flip();
+                at += buf.remaining();
+                while (buf.hasRemaining()) {
+                    ch.write(buf);
+                }
+            }
+            ch.force(true);
+        }
+    }
+
+    /** The walk of {@link #salvage}: every map of {@code s}, if it verifies, copied into {@code target}. */
+    private static CopyReport walk(HtodStore s, Path target, Progress progress, long before) {
+        VerifyReport sound = s.verify();
+        if (!sound.ok()) {
+            throw new HtodException("it opens but does not verify: " + sound.problems().get(0));
+        }
+        Path tmp = temporary(target);
+        try {
+            long[] n = copyInto(s, tmp, progress, false, FILES);
+            publish(tmp, target, false);
+            return new CopyReport(target, (int) n[1], n[0], before, size(target), "walk", 0, -1, null);
+        } catch (RuntimeException e) {
+            deleteQuietly(tmp, e);
+            throw e;
+        }
     }
 
     private static CopyReport scan(Path damaged, Path target, Progress progress, long before, String why) {
         Path tmp = temporary(target);
-        try (FileDevice dev = FileDevice.open(damaged)) {
+        try (FileDevice dev = FileDevice.openReadOnly(damaged)) {
             Superblock sb = Container.open(dev).superblock();
             int grain = sb.grain();
             long first = (sb.heapOffset() + 2 * 4096L + grain - 1) / grain * grain;
