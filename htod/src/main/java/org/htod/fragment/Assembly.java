@@ -121,6 +121,17 @@ final class Assembly {
                 spans.add(new Span(new String(p, StandardCharsets.UTF_8), start, length));
             }
             String text = new String(v, b.position(), b.remaining(), StandardCharsets.UTF_8);
+            // Checked before use: a span out of the text, or before the one ahead of it, made a
+            // reconstruction throw StringIndexOutOfBoundsException.
+            int end = 0;
+            for (Span s : spans) {
+                if (s.start() < end || s.length() < 0 || s.start() > text.length() - s.length()) {
+                    throw new HtodException("assembled '" + path + "': the span of '" + s.path() + "' at chars "
+                            + s.start() + " (+" + s.length() + ") is not within its text of " + text.length()
+                            + " chars after the span before it, ending at " + end);
+                }
+                end = s.start() + s.length();
+            }
             return new Assembly(text, spans);
         } catch (RuntimeException e) {
             if (e instanceof HtodException) {

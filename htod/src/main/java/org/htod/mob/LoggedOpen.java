@@ -204,7 +204,7 @@ public final class LoggedOpen {
                     }
                 } else {
                     throw new CorruptStoreException(name + ": log record of unknown type " + rec.type() + " at position "
-                            + rec.lsn(), sb.logOffset() + rec.lsn() % sb.logSize());
+                            + rec.lsn(), r.deviceOffset(rec.lsn()));
                 }
             }
             units.other();

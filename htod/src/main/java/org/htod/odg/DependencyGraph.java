@@ -10,6 +10,7 @@ import java.util.function.Function;
 import org.htod.Codec;
 import org.htod.HtodMap;
 import org.htod.HtodStore;
+import org.htod.core.HtodException;
 
 /**
  * An object dependence graph (ODG) on disk: which nodes (pages, composites, fragments) use which,
@@ -193,8 +194,14 @@ public final class DependencyGraph {
         if (v == null) {
             return new long[2];
         }
+        // Checked before use: a short record threw BufferUnderflowException from nodeCount().
         ByteBuffer b = ByteBuffer.wrap(v);
-        return new long[] {b.getLong(), b.getLong()};
+        long[] c = v.length == 16 ? new long[] {b.getLong(), b.getLong()} : null;
+        if (c == null || c[0] < 0 || c[1] < 0) {
+            throw new HtodException("graph counts record: " + (c == null ? v.length + " bytes, not 16"
+                    : c[0] + " nodes and " + c[1] + " edges, a count below 0"));
+        }
+        return c;
     }
 
     @Override

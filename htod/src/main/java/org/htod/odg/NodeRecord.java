@@ -61,8 +61,8 @@ final class NodeRecord {
             NodeRecord r = new NodeRecord();
             r.level = b.getInt(LEVEL_OFFSET);
             b.position(SIDES_OFFSET);
-            getSide(b, r.uses);
-            getSide(b, r.usedBy);
+            getSide(b, r.uses, node, "uses");
+            getSide(b, r.usedBy, node, "used by");
             if (b.hasRemaining()) {
                 throw new HtodException("graph node '" + node + "': " + b.remaining() + " bytes after the record");
             }
@@ -91,9 +91,16 @@ final class NodeRecord {
         }
     }
 
-    private static void getSide(ByteBuffer b, Side s) {
+    private static void getSide(ByteBuffer b, Side s, String node, String side) {
         s.count = b.getInt();
         s.buckets = b.getInt();
+        // Bucketed sides are a power of two of at least 2 buckets (their members are found by
+        // masking a hash); a negative count or bucket count read as an empty side, and its edges
+        // vanished from every walk, the cycle check's included.
+        if (s.count < 0 || s.buckets < 0 || s.buckets == 1 || Integer.bitCount(s.buckets) > 1) {
+            throw new HtodException("graph node '" + node + "': its '" + side + "' side says " + s.count + " members in "
+                    + s.buckets + " buckets: a count below 0, or buckets neither 0 nor a power of two of at least 2");
+        }
         if (s.buckets == 0) {
             for (int i = 0; i < s.count; i++) {
                 s.inline.add(getName(b));

@@ -191,6 +191,11 @@ public final class LogReader {
         return pos;
     }
 
+    /** Device offset of the byte at stream position {@code p} (see docs/FORMAT.md, "Positions and laps"), for a report. */
+    public long deviceOffset(long p) {
+        return Frames.byteOffset(regionOffset, regionSize, p);
+    }
+
     /** Epoch of the last record read (or the minimum given). */
     public long epoch() {
         return epoch;
