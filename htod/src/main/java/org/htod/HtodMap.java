@@ -37,9 +37,10 @@ import org.htod.table.TableWriter;
  *
  * <p><b>Expiry.</b> {@link #put(Object, Object, Duration)} writes an entry that dies after a
  * time to live; every other write makes an entry that never expires. A dead entry is invisible to
- * reads and iteration, and removed by {@link #sweepExpired()} (in direct mode also by the first
- * read that meets it; in log mode reads never write). Until then it still counts in {@link
- * #size()}.
+ * reads and iteration, and removed by {@link #sweepExpired()} (in direct mode also by a read
+ * that meets it, unless a write holds its part of the table at that moment or the read runs in a
+ * function given to compute or merge; in log mode reads never write). Until then it still counts
+ * in {@link #size()}.
  *
  * <p>A map stays usable across an online compaction ({@link HtodStore#compact}): it reaches its
  * table through a handle the compaction repoints to the new file. An iterator (of the map or a
@@ -212,7 +213,8 @@ public final class HtodMap<K, V> extends AbstractMap<K, V> implements Concurrent
 
     /**
      * Maps {@code key} to {@code value} for {@code ttl}; afterwards the entry is dead: invisible,
-     * and removed by the next read that meets it or by {@link #sweepExpired()}.
+     * and removed by a later write of the key, by {@link #sweepExpired()}, or in direct mode by a
+     * read that meets it (see the class comment).
      *
      * @return the previous live value, or null
      */

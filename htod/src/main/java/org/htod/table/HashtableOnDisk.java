@@ -407,12 +407,12 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return live(key, false) != null;
     }
 
-    /** {@link #read}, but an expired entry is removed and reads as absent. */
+    /** {@link #read}, but an expired entry is removed (when its stripe is free) and reads as absent. */
     private StoredEntry live(byte[] key, boolean withValue) {
         StoredEntry e = read(key, withValue);
         if (e != null && e.expiredAt(clock)) {
             try {
-                removeExpired(key);
+                removeExpiredIfFree(key);
             } catch (HtodException notNow) {
                 // Housekeeping only: a device that fails, a heap that refuses changes or a
                 // doubling batch that cannot be finished keeps the dead entry for a later write
@@ -546,6 +546,39 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             gate.sync();
         }
         return cur == null;
+    }
+
+    /**
+     * A read's removal of the expired entry of {@code key}: made only if its stripe's writer lock
+     * is free now and no failed doubling batch waits, else left for a later write or sweep. A read
+     * may run inside a mutation (a function given to compute or merge reads the map), whose
+     * thread holds a writer lock and a chain position it found before the function ran: a removal
+     * in that chain then left the position stale, and the mutation's write linked its new entry
+     * behind the removed one (lost, the old entry it replaced still linked and freed); and two
+     * such functions, each reading an expired key of the other's stripe, waited for each other
+     * for good. A reader never waits for a writer here.
+     */
+    private void removeExpiredIfFree(byte[] key) {
+        ensureOpen();
+        long hash = Hashing.hash(key);
+        int st = stripe(hash);
+        ReentrantLock l = writers[st];
+        if (l.isHeldByCurrentThread() || !l.tryLock()) {
+            return;
+        }
+        try {
+            if (closed || unfinished != null) {
+                return;
+            }
+            Found f = findForWrite(shape, key, hash, false, st);
+            if (f.entry == null || !f.entry.expiredAt(clock)) {
+                return;
+            }
+            unlink(st, f);
+        } finally {
+            l.unlock();
+        }
+        gate.flushIfFull();
     }
 
     /** Removes the entry of {@code key} if it is there and expired; returns whether it did. */
