@@ -209,7 +209,10 @@ public final class LoggedOpen {
             }
             units.other();
             end = r.position();
-            lastEpoch = Math.max(lastEpoch, r.epoch());
+            // Above every frame's epoch too (the reader has looked at each): a heal's epoch is in
+            // no record read back when a crash came before one of it was durable, yet frames
+            // written in it may lie past the end, where this log is about to write again.
+            lastEpoch = Math.max(lastEpoch, Math.max(r.epoch(), r.highestFrameEpoch()));
             bytesRead = r.bytesRead();
             stop = "ends at position " + end + ": " + r.stopReason() + units.cutShort();
             progress.step(end - start, end - start);

@@ -43,6 +43,8 @@ public final class LogReader {
      */
     private long lastFrame = -1;
     private long lastFrameEpoch;
+    /** The highest epoch of the frames checked so far, this lap's or not (see {@link #highestFrameEpoch}). */
+    private long highestFrameEpoch;
 
     /**
      * A reader of the region {@code [regionOffset, regionOffset + regionBytes)} from position
@@ -201,6 +203,18 @@ public final class LogReader {
         return epoch;
     }
 
+    /**
+     * The highest epoch of any frame checked so far, whether this lap wrote it or not: once the
+     * stream has ended and {@link #next} has looked past its end, every frame of the region. A
+     * log that continues after a crash must write in a later epoch than this, not only than its
+     * last record's: a heal raises the epoch with no record of it read back, and frames written in
+     * it may lie past the end. Written again in the same epoch, a write that power loss tears
+     * would leave them beside the new frames, taken for frames written whole.
+     */
+    public long highestFrameEpoch() {
+        return highestFrameEpoch;
+    }
+
     /** Bytes read from the device so far. */
     public long bytesRead() {
         return bytesRead;
@@ -345,6 +359,9 @@ public final class LogReader {
         if (frameAt != fs) {
             frame = Frames.classify(window, at, fs);
             frameAt = fs;
+            if (frame.kind() != Frames.Kind.DAMAGED) {
+                highestFrameEpoch = Math.max(highestFrameEpoch, frame.epoch());
+            }
             if (frame.kind() == Frames.Kind.ZERO) {
                 frame = neverWritten(fs) ? new Frames.Frame(Frames.Kind.NOT_WRITTEN, 0, 0, "zeros from here to the end"
                         + " of the lap (never written)") : new Frames.Frame(Frames.Kind.DAMAGED, 0, 0, "a zeroed frame"
