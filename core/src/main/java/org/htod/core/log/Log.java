@@ -408,9 +408,14 @@ public final class Log {
         }
     }
 
-    /** Under the monitor: whether a record of {@code len} bytes (and the pad before it) fits with {@code keepFree} left. */
+    /**
+     * Under the monitor: whether a record of {@code len} bytes (and the pad before it) fits with
+     * {@code keepFree} left. The frame holding the start is in use whole: its bytes before the
+     * start share it with live records, so the stream may reach no further than that frame's
+     * start a lap on (a frame written there would land on it).
+     */
     private boolean fits(int len, long keepFree) {
-        return len + padBefore(len) <= regionSize - (end - start) - keepFree;
+        return len + padBefore(len) <= regionSize - (end - Frames.frameStart(start)) - keepFree;
     }
 
     /**

@@ -547,6 +547,55 @@ class LogTest {
         assertTrue(log.appendReserved(DATA, payload(-1, 500)).lsn() >= 0, "the reserve takes records beyond");
     }
 
+    /**
+     * A log filled to the lap by the flusher's records (the reserve taken whole) while its start
+     * lies inside a frame: the frame holding the start is in use whole, so its bytes before the
+     * start cannot take the newest records. Taken as free, they did: the last frame of the write
+     * landed on the frame holding the start, and the stream read back from the start ended at
+     * once, every durable record after it lost.
+     */
+    @Test
+    void aFullLogKeepsTheFrameHoldingItsStart() {
+        MemoryDevice disk = new MemoryDevice();
+        Log log = log(disk, REGION * 4, 0, 0, 1);
+        long lap = log.regionSize();
+        log.awaitDurable(log.append(DATA, payload(0, 1080 - Records.HEADER)));
+        log.release(1080); // inside the log's third frame (976 .. 1464)
+        List<Long> written = new ArrayList<>();
+        long id = 1;
+        written.add(id);
+        log.awaitDurable(log.append(DATA, payload(id++, 96 - Records.HEADER)));
+        // The rest of the lap, to its end exactly; then records into the frames before the start.
+        while (lap - log.end() >= 1000 + Records.HEADER) {
+            written.add(id);
+            log.appendReserved(DATA, payload(id++, 1000 - Records.HEADER));
+        }
+        written.add(id);
+        log.appendReserved(DATA, payload(id++, (int) (lap - log.end()) - Records.HEADER));
+        assertEquals(lap, log.end());
+        assertEquals(1080, lap - log.used(), "bytes before the start");
+        // A record that fits those bytes, not the 976 of the frames before the start's: it waits
+        // for a release.
+        long last = id;
+        Thread w = new Thread(() -> log.appendReserved(DATA, payload(last, 1000 - Records.HEADER)));
+        w.start();
+        try {
+            w.join(300);
+            boolean waited = w.isAlive();
+            log.sync();
+            List<Long> read = readAll(disk, 1080);
+            assertEquals(written, read.subList(0, Math.min(read.size(), written.size())),
+                    "the records after the start, read back from it (" + read.size() + " read)");
+            assertTrue(waited, "the record waits for room");
+            log.release(log.durable());
+            w.join();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+        log.sync();
+        assertEquals(List.of(last), readAll(disk, lap), "taken once the start moved on");
+    }
+
     @Test
     void aWaitingWriterGivesUpOnlyWhenATryBegunAfterItsWaitFails() throws Exception {
         MemoryDevice disk = new MemoryDevice();
