@@ -2,6 +2,7 @@ package org.htod.core.alloc;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.zip.CRC32C;
 import org.htod.core.CorruptStoreException;
@@ -176,13 +177,17 @@ final class Snapshot {
             h.diskLists.plHeads[i] = b.getLong();
         }
         FreeBlock[] listTails = new FreeBlock[h.diskLists.pflHeads.length];
-        for (long i = 0; i < count; i++) {
+        long[] starts = new long[(int) count];
+        long[] ends = new long[(int) count];
+        for (int i = 0; i < count; i++) {
             long addr = b.getLong() * h.grain;
             long size = (long) b.getInt() * h.grain;
             if (addr < h.start || size <= 0 || addr > h.tail - size) {
                 throw new CorruptStoreException(where + ": free block " + i + " at " + addr + " of " + size
                         + " bytes lies outside the blocks [" + h.start + ", " + h.tail + ")", -1);
             }
+            starts[i] = addr;
+            ends[i] = addr + size;
             FreeBlock f = new FreeBlock(addr, size, h.stamp, BlockHeader.NO_LIST, 0);
             if (h.method == StorageMethod.PL) {
                 f.listId = -1;
@@ -191,6 +196,24 @@ final class Snapshot {
                 appendToList(h, listTails, f);
             }
             h.lists.add(f);
+        }
+        refuseOverlaps(starts, ends, where);
+    }
+
+    /**
+     * Refuses free blocks that overlap: two would hand out the same bytes twice. Checked with the
+     * starts and the ends sorted apart, without pairing them: the blocks are disjoint exactly when
+     * each start but the first lies at or past the end ranked before it (at any address, the
+     * blocks begun there less those ended there are then at most one).
+     */
+    private static void refuseOverlaps(long[] starts, long[] ends, String where) {
+        Arrays.sort(starts);
+        Arrays.sort(ends);
+        for (int i = 1; i < starts.length; i++) {
+            if (starts[i] < ends[i - 1]) {
+                throw new CorruptStoreException(where + ": free blocks overlap: one starts at " + starts[i]
+                        + ", before one of them ends at " + ends[i - 1], -1);
+            }
         }
     }
 
