@@ -100,8 +100,10 @@ final class AllocationUndo {
      * data, for a free block. A header still naming the block's extent (its size; a fresh one's
      * stamp) gets its status word. Any other, which a split or a partial write changed, gets the
      * whole header with the extent's stamp and remainder note as the block's fresh entry or the
-     * allocation's read of the header name them, else with a note of 0: a split reads the header
-     * first wherever a note may still be needed ({@link Placer#checkNoteBeforeSplit}). Direct mode
+     * allocation's read of the header name them, else with a note of 0. No note is still needed
+     * there: the block is not fresh, so the write that defined it, with its remainder's header, is
+     * durable, or a crash tore it and the open's scan, which applies the remainder rule to every
+     * block, wrote that header back ({@link HeapRecovery#rebuildFreeLists}). Direct mode
      * only: log mode's recovery reads no free block's header, and every allocation there writes
      * the whole one. Should this fail as well, the caller makes the heap refuse changes.
      */

@@ -138,7 +138,7 @@ final class BatchAllocator {
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, b.size, st, listId, next), i, rem));
                     h.putFresh(b.addr, new Heap.FreshExtent(st, rem, listId, next));
                 } else {
-                    Placer.checkNoteBeforeSplit(h, b, read);
+                    h.undo.readBefore(b.addr, read);
                     int listId = Placer.listIdForSplitPart(h, b, s);
                     pieces.put(b.addr, new Piece(new FreeBlock(b.addr, s, stamp, listId, next), i, b.size - s));
                     h.putFresh(b.addr, new Heap.FreshExtent(stamp, b.size - s, listId, next));

@@ -165,8 +165,10 @@ final class Coalescer {
     }
 
     /**
-     * PL and PFL lose track of some free blocks in a crash (paper §2.2, §2.3); the scan that
-     * coalescing makes anyway finds them again, and makes the space counters exact.
+     * PL and PFL: the free lists and the space counters from a scan of every header, which the
+     * merge needs anyway to relink the disk lists. A crash open by the lists ends with such a
+     * scan too ({@link HeapRecovery#rebuildFreeLists}), so the lists in memory are exact already;
+     * the counters a free adjusts by an estimate of the bytes requested become exact again.
      */
     private static void reclaimByScan(Heap h) {
         h.lists.clear();
@@ -189,7 +191,6 @@ final class Coalescer {
             h.dev.write(r.pos(), r.bytes());
         }
         h.pendingRepairs.clear();
-        h.uncheckedNotesBelow = 0;
     }
 
     /**

@@ -83,28 +83,15 @@ public final class Heap implements AutoCloseable {
     /** PL/PFL after a scan: every block goes back on its disk list when the open finishes. */
     boolean relinkAllOnFinish;
     /**
-     * PFL after a recovery by its lists, until the open finishes: the free lists are then rebuilt
-     * from a scan of every header ({@link HeapRecovery#rebuildFreeLists}), {@link #scannedFree} if
-     * a sweep of the layers above made one meanwhile.
+     * PL/PFL after a recovery by their lists, until the open finishes: the free lists are then
+     * rebuilt from a scan of every header ({@link HeapRecovery#rebuildFreeLists}), {@link
+     * #scannedFree} if a sweep of the layers above made one meanwhile. That scan also applies the
+     * remainder rule to every block, which the lists, reaching only some, could not: a note whose
+     * remainder's header a torn split lost is written back as the open finishes.
      */
     boolean rebuildFreeByScan;
     /** The scan {@link #forEachAllocated} made while {@link #rebuildFreeByScan}, or null. */
     HeapRecovery.FreeScan scannedFree;
-
-    /**
-     * PL in direct mode after a recovery by lists: every extent with a creation stamp below
-     * this may carry a remainder note whose remainder's header a torn split lost; 0 when none may.
-     * Recovery by lists reads only the blocks on the lists, so it cannot apply the remainder rule
-     * to the others, and the note is the only record of that space: a split rewrites the block's
-     * header and the note with it, after which no walk can cross the hole. So until a coalescing
-     * scan has applied the rule everywhere, a split of such an extent checks its note first
-     * ({@link Placer#checkNoteBeforeSplit}), and a clean shutdown coalesces before it writes its
-     * snapshot (which would forget this). PFL's recovery by lists leaves none: its open rebuilds
-     * the free lists from a scan that applies the rule everywhere ({@link #rebuildFreeByScan}).
-     */
-    long uncheckedNotesBelow;
-    /** Remainders rebuilt by {@link Placer#checkNoteBeforeSplit}, for the tests. */
-    long notesRepaired;
 
     /**
      * Log mode: the log, not the heap's own metadata, recovers the allocator after a crash (from a
@@ -837,7 +824,7 @@ public final class Heap implements AutoCloseable {
 
     /**
      * Visits every allocated block by scanning the headers from the heap start to the tail. Reads
-     * only. While the open of a PFL heap that recovered by its lists is pending ({@link
+     * only. While the open of a PL or PFL heap that recovered by its lists is pending ({@link
      * #prepare}), a scan that completes also keeps the free blocks it met, from which {@link
      * #finishOpen()} rebuilds the free lists without reading the headers again.
      */
@@ -865,16 +852,6 @@ public final class Heap implements AutoCloseable {
         try {
             if (closed || recoveryWritesPending || failure != null) {
                 return null; // after a failed change the lists are in doubt: the next open recovers
-            }
-            if (uncheckedNotesBelow != 0 && !logged) {
-                // A snapshot would forget which notes are unchecked; the coalescing scan checks
-                // them all (and reclaims what the lists lost track of) once, here.
-                try {
-                    Coalescer.coalesce(this);
-                } catch (org.htod.core.HtodException e) {
-                    failed(e);
-                    return null; // the next open recovers by the method's own means
-                }
             }
             if (diskLists.anySkipping() && !logged) {
                 // The snapshot names each free block's successor by list order; some next

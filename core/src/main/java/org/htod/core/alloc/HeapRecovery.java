@@ -18,15 +18,19 @@ import org.htod.core.container.StorageMethod;
  *   <li>TS: scan every header from the first block to the tail checkpoint, then walk past it
  *       (paper §2.1, Fig. 7).
  *   <li>PL: follow the disk lists from their checkpointed heads; every block on them is free or
- *       allocated, the free ones go on the in-memory lists (§2.2). Blocks created after the
- *       checkpoint and not past the tail are not seen: they are leaked until the next coalescing.
+ *       allocated (§2.2). They lack the blocks created below the tail since the durable
+ *       checkpoint (a split's remainder is pushed on a head that checkpoint does not name), and
+ *       every block below its tail when the checkpoint is one a coalescing wrote with empty lists.
  *   <li>PFL: follow the disk free lists (§2.3), each up to the first block on it that is
  *       allocated or defined after the checkpoint, whose next pointer cannot be trusted (see
  *       {@code docs/FORMAT.md}, "Recovery, per storage method"). Those lists lack the blocks
- *       freed after the checkpoint and those behind such a block: before the open finishes they
- *       are replaced by the free blocks of one scan of every header ({@link FreeScan}), the
- *       layers above's sweep of the allocated blocks if it ran meanwhile, else one of its own.
+ *       freed after the checkpoint and those behind such a block.
  * </ul>
+ *
+ * Either way the lists only begin the recovery (they find the checkpoint's lists consistent, and
+ * the walk finds the tail): before the open finishes, the free lists are replaced by the free
+ * blocks of one scan of every header ({@link FreeScan}), the layers above's sweep of the
+ * allocated blocks if it ran meanwhile, else one of its own.
  *
  * PL and PFL fall back to the TS scan when a list is inconsistent (an invalid header, a block in
  * two places); the report says so and why.
@@ -82,16 +86,16 @@ final class HeapRecovery {
         }
         h.stamp = Math.max(h.stamp, cp.stamp) + STAMP_GAP;
         h.markDurable();
-        // A scan applied the remainder rule to every block; the lists reached only some.
-        h.uncheckedNotesBelow = r.path.equals("lists") ? h.stamp : 0;
         h.highWater = Math.max(h.highWater, h.tail);
         // The writes recovery owes (rebuilt headers, relinked lists, a checkpoint) wait for
         // Heap.finishOpen: the layers above check their structures first, and an open that fails
         // leaves the device as it found it.
         h.relinkAllOnFinish = r.path.equals("scan");
-        // PFL's lists are cut at a head taken since the checkpoint and lack what was freed since:
-        // the free blocks of a scan of every header replace them before the open finishes.
-        h.rebuildFreeByScan = r.path.equals("lists") && h.method == StorageMethod.PFL;
+        // The lists lack free blocks (PL: those created by splits since the checkpoint; PFL: those
+        // freed since it, and a list cut at a head taken since), and reach only some headers, so
+        // the remainder rule was applied to only some blocks: the free blocks of a scan of every
+        // header, which applies it everywhere, replace them before the open finishes.
+        h.rebuildFreeByScan = r.path.equals("lists");
         h.recoveryWritesPending = true;
         h.report = new HeapRecoveryReport(r.path, Duration.ofNanos(System.nanoTime() - t0), r.headersRead, r.bytesRead,
                 h.lists.freeCount(), r.skipped, r.repaired, r.tailBlocks, fallback);
@@ -183,7 +187,7 @@ final class HeapRecovery {
                     // allocated block's next pointer is the list as it was when the block was
                     // taken, which nothing rewrites since: a coalescing relinks free blocks only,
                     // so it may name a header a merge has swallowed, stale but valid. Either way
-                    // the rest of the list is left for the next coalescing scan to reclaim.
+                    // the rest of the list is left to the scan that rebuilds the free lists.
                     if (hd.allocated) {
                         skipped++;
                         allocatedOnLists += hd.size;
@@ -238,16 +242,20 @@ final class HeapRecovery {
     }
 
     /**
-     * PFL, after a recovery by its lists: the blocks of one complete scan of the headers from the
-     * first block to the tail, in the scan's own tiling (each block's size leads to the next header,
-     * and the remainder rule applies, as for TS). Its free blocks replace the lists' ({@link
+     * PL and PFL, after a recovery by their lists: the blocks of one complete scan of the headers
+     * from the first block to the tail, in the scan's own tiling (each block's size leads to the next
+     * header, and the remainder rule applies, as for TS). Its free blocks replace the lists' ({@link
      * #rebuildFreeLists}): a header that this scan meets and that says free proves the block free as
      * of the crash, exactly as TS's recovery trusts it, since a free is written only once no durable
      * structure names the block, and an allocation is named durably only after a sync has made its
-     * write durable. The lists could not say as much: a head taken since the checkpoint cut its list,
-     * and a block freed since was on none. A header the scan does not meet (one a merge swallowed, a
-     * piece of a split whose write was lost) is never believed, which is what stopped the lists at
-     * such blocks. The remainders it rebuilds are kept apart and written by {@link Heap#finishOpen}.
+     * write durable. PL marks a free and an allocation in its headers as TS does (the status word;
+     * a header of its own for an extent defined since the last sync), its list fields aside, which
+     * the scan does not read. The lists could not say as much: PL's lack the remainders of splits
+     * since the checkpoint, pushed on heads it does not name; PFL's were cut at a head taken since
+     * the checkpoint and lack the blocks freed since. A header the scan does not meet (one a merge
+     * swallowed, a piece of a split whose write was lost) is never believed, which is what stopped
+     * PFL's lists at such blocks. The remainders it rebuilds are kept apart and written by {@link
+     * Heap#finishOpen}.
      */
     static final class FreeScan implements HeaderScanner.Visitor {
         final HeaderScanner scanner;
@@ -295,11 +303,13 @@ final class HeapRecovery {
     }
 
     /**
-     * PFL, as the open finishes after a recovery by its lists: the free lists are those of a scan
-     * of every header ({@link FreeScan}), the one {@link #offer}ed if any, else one made now; the
-     * counters are exact, and every remainder note is checked (the scan applied the remainder rule
-     * everywhere, and its repairs are written before anything else). The caller holds the lock and
-     * relinks the disk lists next.
+     * PL and PFL, as the open finishes after a recovery by their lists: the free lists are those of
+     * a scan of every header ({@link FreeScan}), the one {@link #offer}ed if any, else one made now;
+     * the counters are exact, and every remainder note is checked (the scan applied the remainder
+     * rule everywhere, and its repairs are written before anything else). The caller holds the lock
+     * and relinks the disk lists next: PFL's from these free blocks; PL's heads stay those of the
+     * checkpoint, and a block the scan found that no list reaches stays off them on disk (each
+     * block's list link is fixed when it is created), for the next crash's open to find by its scan.
      */
     static void rebuildFreeLists(Heap h) {
         long t0 = System.nanoTime();
@@ -314,7 +324,7 @@ final class HeapRecovery {
             bytes = s.bytesRead;
         }
         h.lists.clear();
-        h.diskLists.clear();
+        h.diskLists.clearPfl(); // PL's heads are the checkpoint's, which the lists followed
         for (FreeBlock b : f.free) {
             h.lists.add(b);
         }
@@ -323,7 +333,6 @@ final class HeapRecovery {
         h.allocatedCount = f.allocatedCount;
         h.pendingRepairs.clear(); // those of the walk past the tail are among the scan's
         h.pendingRepairs.addAll(f.repairs);
-        h.uncheckedNotesBelow = 0;
         h.rebuildFreeByScan = false;
         h.scannedFree = null;
         HeapRecoveryReport r = h.report;

@@ -6,8 +6,8 @@ import java.time.Duration;
  * What opening a heap took and found. {@code path} says how the in-memory state was rebuilt:
  * {@code "snapshot"} after a clean close, {@code "scan"} (every header, the TS method and the
  * fallback of the others), {@code "lists"} (the PL/PFL disk lists plus a walk from the tail
- * checkpoint; for PFL, the free blocks then taken from a scan of every header as the open
- * finishes, its own counted here if it made one), or {@code "new"} for a heap just created.
+ * checkpoint; the free blocks then taken from a scan of every header as the open finishes,
+ * its own counted here if it made one), or {@code "new"} for a heap just created.
  */
 public record HeapRecoveryReport(
         String path,

@@ -10,7 +10,7 @@ import org.htod.core.StepListener;
  * the first block to the tail without gap or overlap; every block the allocator holds as free is
  * a free block of that size on disk; nothing it holds as free is allocated on disk; the counters
  * match what is on disk. Free blocks on disk that the allocator does not know are reported as
- * leaked (PL/PFL after a crash, until the next coalescing), not as errors.
+ * leaked, not as errors: a crash open rebuilds the free lists from a scan, so none should be.
  */
 final class HeapVerifier {
     private HeapVerifier() {}
@@ -143,8 +143,8 @@ final class HeapVerifier {
             return;
         }
         HeaderScanner s = new HeaderScanner(h);
-        // A PFL open pending after a recovery by lists: the free blocks this scan meets are kept for
-        // finishOpen, which would otherwise read every header again (HeapRecovery.FreeScan).
+        // A PL or PFL open pending after a recovery by lists: the free blocks this scan meets are
+        // kept for finishOpen, which would otherwise read every header again (HeapRecovery.FreeScan).
         HeapRecovery.FreeScan free = collect ? new HeapRecovery.FreeScan(s, limit) : null;
         s.scan(h.start, limit, (addr, hd) -> {
             if (free != null) {

@@ -129,7 +129,7 @@ final class Placer {
             case SPLIT: {
                 FreeBlock b = p.block;
                 heap.takeFromLists(b);
-                checkNoteBeforeSplit(heap, b, knowHeader(heap, b));
+                heap.undo.readBefore(b.addr, knowHeader(heap, b));
                 long rem = b.size - p.size;
                 long s = ++heap.stamp;
                 int listId = listIdForSplitPart(heap, b, p.size);
@@ -241,39 +241,5 @@ final class Placer {
         }
         BlockHeader h = read != null ? read : heap.headerAt(b.addr);
         return h == null || h.size != b.size ? null : new long[] {h.stamp, h.remainder};
-    }
-
-    /**
-     * Before a split rewrites free block {@code b}'s header (see {@link Heap#uncheckedNotesBelow}):
-     * when the header on disk records a remainder behind the block, from a split older than the
-     * last recovery by lists, and the header there is missing or older than that split, the
-     * remainder is written again as a free block, as a scan would rebuild it. Only space below
-     * the tail is rebuilt: nothing since the open can have been placed there, since the lost
-     * remainder was on no list and a block the heap knows never overlaps it. {@code read}: the
-     * header the caller has just read, else null. The caller holds the lock.
-     */
-    static void checkNoteBeforeSplit(Heap heap, FreeBlock b, BlockHeader read) {
-        if (heap.uncheckedNotesBelow == 0 || heap.logged() || heap.fresh.containsKey(b.addr)) {
-            return;
-        }
-        BlockHeader own = read != null ? read : heap.headerAt(b.addr);
-        heap.undo.readBefore(b.addr, own);
-        if (own == null || own.size != b.size || own.remainder == 0 || own.stamp >= heap.uncheckedNotesBelow) {
-            return;
-        }
-        long at = b.addr + b.size;
-        if (at + own.remainder > heap.tail) {
-            return;
-        }
-        BlockHeader there = heap.headerAt(at);
-        if (there != null && there.stamp >= own.stamp) {
-            return;
-        }
-        FreeBlock r = newFreeExtent(heap, at, own.remainder, own.stamp);
-        ByteBuffer hb = ByteBuffer.allocate(BlockHeader.SIZE);
-        putHeaderOf(heap, hb, 0, r, false, 0);
-        heap.dev.write(at, hb);
-        heap.lists.add(r);
-        heap.notesRepaired++;
     }
 }

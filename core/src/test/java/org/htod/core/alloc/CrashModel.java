@@ -107,14 +107,13 @@ final class CrashModel {
                 + " blocks of " + others[1] + " bytes are allocated that no operation since the last sync made (in"
                 + " flight: " + inFlightBlocks + " blocks, " + inFlightBytes + " bytes; failed: " + failedBlocks
                 + " blocks, " + failedBytes + " bytes): old headers taken for new ones? " + context);
-        if (method == StorageMethod.TS) {
-            assertEquals(0, v.leakedBlocks(), "TS recovery scans every header, so it loses nothing: " + v + " " + context);
-        } else if (method == StorageMethod.PFL) {
-            // Every block free on disk is on the lists: one cut at a head taken since the
-            // checkpoint, or freed since it, would be a leak the verifier counts.
-            assertEquals(0, v.leakedBlocks(), "PFL rebuilds its free lists from a scan of every header, so it loses"
-                    + " track of no free block: " + v + " " + context);
-        }
+        // Every block free on disk is on the free lists: TS's recovery scans every header, and PL's
+        // and PFL's rebuild their free lists from such a scan. A PL remainder split off since the
+        // checkpoint, a PFL list cut at a head taken since it, a block freed since it, or any of
+        // them below the tail of a checkpoint a coalescing cut short left with empty lists, would
+        // be a leak the verifier counts.
+        assertEquals(0, v.leakedBlocks(), method + "'s recovery takes its free blocks from a scan of every header, so"
+                + " it loses track of none: " + v + " " + context);
         live.clear();
         handles.clear();
         live.putAll(found);

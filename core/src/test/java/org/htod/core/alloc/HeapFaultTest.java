@@ -188,20 +188,18 @@ class HeapFaultTest {
     }
 
     /**
-     * After a recovery by lists (PL, PFL), a free block's remainder note may be the only record of
-     * space a torn split lost: the remainder's header never landed, no list reaches it, and the
-     * next split of the block writes it again from the note. An allocation of that block that
-     * fails after part of its write landed is undone on disk by writing the block's header back;
-     * that header must keep the note (as the split's read of it, or the header itself, gave it),
-     * or a crash before the undo's sync, keeping the write-back but not the remainder the note
-     * check wrote, loses the space for good: no header there, and nothing naming it. Both ways the
-     * block is taken: split (the note check writes the remainder first) and whole (no note check).
-     * The crashes keep exactly the writes the case needs ({@link
+     * After a recovery by lists (PL, PFL), the remainder a torn split lost is written back by the
+     * open, whose scan of every header applies the remainder rule to every block: its header is
+     * durable before anything else is written, so the note in front of it is no longer the only
+     * record of that space. An allocation of that block that then fails after part of its write
+     * landed is undone on disk by writing the block's header back, which may drop the note; a
+     * crash before the undo's sync that keeps the write-back loses nothing. Both ways the block is
+     * taken: split and whole. The crashes keep exactly the writes the case needs ({@link
      * org.htod.core.device.CrashDevice#crashKeeping}).
      */
     @ParameterizedTest
-    @EnumSource(value = StorageMethod.class, names = {"PL"}) // PFL's open rebuilds the remainder: HeapListsRecoveryTest
-    void aFailedAllocationKeepsTheNoteOfALostRemainder(StorageMethod m) {
+    @EnumSource(value = StorageMethod.class, names = {"PL", "PFL"})
+    void aFailedAllocationAfterARecoveryByListsLosesNoRemainder(StorageMethod m) {
         for (int failing : new int[] {30_000, 49_500}) { // B split; B whole (within the acceptable waste)
             String where = m + ", the failed allocation of " + failing + " bytes";
             // A capacity that leaves the tail too short for the requests below: they go to B.
@@ -238,25 +236,29 @@ class HeapFaultTest {
             Heap back = Heap.open(faults, opt, null);
             assertEquals("lists", back.recoveryReport().path(), where);
             assertEquals(note, back.headerAt(b).remainder, where);
-            assertEquals(null, back.headerAt(r), where + ": the remainder is lost; only the note holds it");
+            BlockHeader rebuilt = back.headerAt(r);
+            assertTrue(rebuilt != null && !rebuilt.allocated && rebuilt.size == note,
+                    where + ": the open wrote the remainder back as a free block");
+            assertEquals(0, back.verify().leakedBlocks(), where);
             back.free(back.handleAt(b)); // the split's part, which nothing holds
             back.sync();
 
-            faults.failWriteAfter(failing == 30_000 ? 2 : 1, BlockHeader.SIZE + 100); // the write after the note check's
+            faults.failWriteAfter(1, BlockHeader.SIZE + 100); // the allocation's write, part of it landed
             faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false); // the undo's sync: the heap refuses changes
             assertThrows(HtodIOException.class, () -> back.allocate(HeapFixture.payload(501, failing)), where);
             assertEquals(2, faults.faultsRaised(), where);
             assertTrue(back.refusesChanges(), where);
 
-            // Power lost before any sync: everything lands but, again, the remainder's header.
-            crash.crashKeeping(at -> at != rSector);
+            // Power lost before any sync: every write since lands, the header written back with them.
+            crash.crashKeeping(at -> true);
             Heap third = Heap.open(platter, opt, null);
-            assertEquals(note, third.headerAt(b).remainder, where + ": the header written back keeps the note");
-            java.nio.ByteBuffer p = HeapFixture.payload(502, 30_000);
-            live.put(third.allocate(p), p); // splits B: the note check writes the remainder again
-            assertTrue(third.headerAt(r) != null, where + ": the remainder is back");
-            third.coalesce();
             HeapVerifyReport report = third.verify();
+            assertEquals(0, report.leakedBlocks(), where + ": " + report);
+            assertTrue(third.headerAt(r) != null, where + ": the remainder is still there");
+            java.nio.ByteBuffer p = HeapFixture.payload(502, 30_000);
+            live.put(third.allocate(p), p);
+            third.coalesce();
+            report = third.verify();
             assertEquals(0, report.leakedBlocks(), where + ": " + report);
             for (Map.Entry<Long, java.nio.ByteBuffer> e : live.entrySet()) {
                 assertEquals(e.getValue(), third.read(e.getKey()), where + ": block " + e.getKey());

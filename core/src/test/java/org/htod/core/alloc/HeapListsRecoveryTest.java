@@ -14,36 +14,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * Recovery by the PL/PFL lists reads only the blocks on the lists, so it cannot apply the
  * remainder rule to a block it does not reach: a torn split that kept the allocated part's header
  * (with its note of the remainder) and lost the remainder's header leaves a hole only that note
- * describes. These are the cases {@code HeapCrashTest} found at 100 times its default length.
+ * describes, which the open's scan of every header fills. These are the cases {@code
+ * HeapCrashTest} found at 100 times its default length.
  */
 class HeapListsRecoveryTest {
-
-    /**
-     * The note must outlive the recovery and the next split of its block: the split checks it. PL
-     * only: PFL's open rebuilds its free lists from a scan of every header, which applies the
-     * remainder rule everywhere (below).
-     */
-    @ParameterizedTest
-    @EnumSource(names = {"PL"})
-    void aSplitAfterRecoveryByListsRebuildsTheRemainderATornSplitLost(StorageMethod method) {
-        MemoryDevice disk = new MemoryDevice();
-        HeapOptions opt = HeapFixture.options(method, 64, 4, 0, 1 << 20);
-        long[] xAndAfter = tornSplit(disk, opt);
-        long x = xAndAfter[0];
-        Heap back = recoverByLists(disk, opt);
-
-        back.free(x); // x was in flight: the application frees it, and asks for a smaller block
-        long y = back.allocate(HeapFixture.payload(4, 5120 - BlockHeader.SIZE));
-        assertEquals(back.address(x), back.address(y), "x's block was split again, rewriting its header");
-        assertEquals(1, back.notesRepaired, "the split found the lost remainder through x's note and wrote it");
-
-        back.coalesce(); // a scan from the first block: it must cross what the torn split left
-        assertEquals(0, back.uncheckedNotesBelow, "the coalescing scan applied the remainder rule everywhere");
-        assertEquals(0, back.verify().leakedBlocks());
-        assertEquals(HeapFixture.payload(2, 100), back.read(xAndAfter[1]));
-        assertEquals(HeapFixture.payload(4, 5120 - BlockHeader.SIZE), back.read(y));
-        back.close();
-    }
 
     /**
      * PFL: a free whose list begins with a block defined since the last sync writes a next
@@ -91,20 +65,22 @@ class HeapListsRecoveryTest {
     }
 
     /**
-     * PFL: the open that recovers by the lists rebuilds the free lists from a scan of every header,
+     * The open that recovers by the lists rebuilds the free lists from a scan of every header,
      * which applies the remainder rule to every block: the remainder the tear lost is written back
-     * and is free space at once, and no note is left unchecked, so the next split needs no check
-     * and a clean close no coalescing.
+     * and is free space at once, so that x's note, the only record of that space until then, may
+     * be rewritten by the next split of x's block; and a clean close needs no coalescing. PL's
+     * lists reached x but not the remainder, pushed on a head no durable checkpoint names, and
+     * only a split of x checked the note; PFL's reached neither.
      */
-    @org.junit.jupiter.api.Test
-    void aPflRecoveryByListsRebuildsTheRemainderATornSplitLostAtOpen() {
+    @ParameterizedTest
+    @EnumSource(names = {"PL", "PFL"})
+    void aRecoveryByListsRebuildsTheRemainderATornSplitLostAtOpen(StorageMethod method) {
         MemoryDevice disk = new MemoryDevice();
-        HeapOptions opt = HeapFixture.options(StorageMethod.PFL, 64, 4, 0, 1 << 20);
+        HeapOptions opt = HeapFixture.options(method, 64, 4, 0, 1 << 20);
         long[] xAndAfter = tornSplit(disk, opt);
         long x = xAndAfter[0];
         Heap back = Heap.open(disk, opt, null);
         assertEquals("lists", back.report.path(), back.report.toString());
-        assertEquals(0, back.uncheckedNotesBelow, "the scan applied the remainder rule everywhere");
         assertEquals(1, back.report.headersRepaired(), back.report.toString());
         long r = back.address(x) + back.blockSize(x);
         BlockHeader there = back.headerAt(r);
@@ -119,28 +95,14 @@ class HeapListsRecoveryTest {
         assertEquals(HeapFixture.payload(3, 7040 - BlockHeader.SIZE), again.read(x));
         assertEquals(HeapFixture.payload(2, 100), again.read(xAndAfter[1]));
         assertEquals(0, again.verify().leakedBlocks());
-        again.close();
-    }
 
-    /** A snapshot would forget that notes are unchecked: a clean close coalesces first, which checks them all. */
-    @ParameterizedTest
-    @EnumSource(names = {"PL"})
-    void aCleanCloseAfterRecoveryByListsChecksEveryNoteFirst(StorageMethod method) {
-        MemoryDevice disk = new MemoryDevice();
-        HeapOptions opt = HeapFixture.options(method, 64, 4, 0, 1 << 20);
-        long[] xAndAfter = tornSplit(disk, opt);
-        Heap back = recoverByLists(disk, opt);
-        long coalesces = back.coalesces;
-        Heap.SnapshotRef ref = back.shutdown();
-        assertEquals(coalesces + 1, back.coalesces, "the close coalesced");
-        assertNotNull(ref);
-        Heap again = Heap.open(disk, opt, ref);
-        assertEquals("snapshot", again.report.path());
-        assertEquals(0, again.uncheckedNotesBelow);
-        assertEquals(0, again.verify().leakedBlocks(), "the remainder the tear lost is free space again");
-        again.free(xAndAfter[0]);
-        again.coalesce();
+        again.free(x); // x was in flight: the application frees it, and asks for a smaller block
+        long y = again.allocate(HeapFixture.payload(4, 5120 - BlockHeader.SIZE));
+        assertEquals(again.address(x), again.address(y), "x's block was split again, rewriting its header and note");
+        again.coalesce(); // a scan from the first block: it must cross what the torn split left
+        assertEquals(0, again.verify().leakedBlocks());
         assertEquals(HeapFixture.payload(2, 100), again.read(xAndAfter[1]));
+        assertEquals(HeapFixture.payload(4, 5120 - BlockHeader.SIZE), again.read(y));
         again.close();
     }
 
@@ -252,14 +214,6 @@ class HeapListsRecoveryTest {
         assertEquals(h.address(big), h.address(x), "split off the free block");
         disk.write(h.address(x) + 7040, ByteBuffer.allocate(BlockHeader.SIZE));
         return new long[] {x, after}; // h is abandoned, as a crash leaves it
-    }
-
-    private static Heap recoverByLists(MemoryDevice disk, HeapOptions opt) {
-        Heap back = Heap.open(disk, opt, null);
-        back.finishOpen();
-        assertEquals("lists", back.report.path(), back.report.toString());
-        assertTrue(back.uncheckedNotesBelow > 0);
-        return back;
     }
 
     /**

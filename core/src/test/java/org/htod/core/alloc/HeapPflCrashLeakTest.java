@@ -19,6 +19,8 @@ import org.htod.core.device.CrashDevice;
 import org.htod.core.device.MemoryDevice;
 import org.htod.core.device.SimulatedCrashException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * PFL in direct mode after power loss: the free space the recovered heap knows (its free lists and
@@ -155,30 +157,34 @@ class HeapPflCrashLeakTest {
     }
 
     /**
-     * Random operations on PFL heaps until the power fails at a random write; a seeded subset of
+     * Random operations on PFL heaps, and on PL heaps ({@link HeapPlCrashLeakTest}: a remainder
+     * split off since the durable checkpoint, or every block below the tail of one a coalescing
+     * cut short wrote with empty lists, was on no list), until the power fails at a random write;
+     * a seeded subset of
      * the unsynced writes survives, one of them torn. After each recovery (half of them with a
      * sweep of the allocated blocks before the open finishes, as a table's recovery makes): every
      * synced block is whole (see {@link CrashModel}); the free lists, the allocated blocks on disk
      * and nothing else make up the heap below the tail; every block freed before the last sync
      * (not reused since) is free; and the allocations that follow never land on a live block.
      */
-    @Test
-    void freeSpaceAccountsForEveryBlockNotAllocatedAsOfTheCrash() {
+    @ParameterizedTest
+    @EnumSource(value = StorageMethod.class, names = {"PL", "PFL"})
+    void freeSpaceAccountsForEveryBlockNotAllocatedAsOfTheCrash(StorageMethod method) {
         for (int i = 0; i < RUNS; i++) {
             long seed = FIRST_SEED + i;
             try {
-                run(seed);
+                run(method, seed);
             } catch (AssertionError | RuntimeException e) {
-                throw new AssertionError("seed=0x" + Long.toHexString(seed) + " (PFL): " + e, e);
+                throw new AssertionError("seed=0x" + Long.toHexString(seed) + " (" + method + "): " + e, e);
             }
         }
     }
 
-    private static void run(long seed) {
+    private static void run(StorageMethod method, long seed) {
         SplittableRandom r = new SplittableRandom(seed);
         MemoryDevice platter = new MemoryDevice();
-        HeapOptions opt = r.nextBoolean() ? HeapFixture.options(StorageMethod.PFL)
-                : HeapFixture.options(StorageMethod.PFL, 64 * (1 + r.nextInt(4)), 1 + r.nextInt(40), r.nextInt(3000),
+        HeapOptions opt = r.nextBoolean() ? HeapFixture.options(method)
+                : HeapFixture.options(method, 64 * (1 + r.nextInt(4)), 1 + r.nextInt(40), r.nextInt(3000),
                         1024 * r.nextInt(12));
         CrashDevice dev = new CrashDevice(platter);
         Heap h = Heap.create(dev, opt);
@@ -206,7 +212,7 @@ class HeapPflCrashLeakTest {
                 h = Heap.open(dev, opt, null);
             }
             checkAccounting(h, m, freed, m.inFlightBlocks, context); // before the model adopts what was found
-            m.checkAndAdopt(h, StorageMethod.PFL, context);
+            m.checkAndAdopt(h, method, context);
             freed.clear();
         }
         for (int k = 0; k < 300; k++) {
