@@ -56,6 +56,12 @@ final class Installs {
     private long checkpointBlock;
     /** The log's end when the last checkpoint was taken: an idle flusher takes one only if it moved. */
     private volatile long lastCheckpointEnd;
+    /**
+     * Whether a superblock saying the store was closed cleanly may be on disk while the store is
+     * open: a close's last checkpoint tried to write one and failed, and a copy of it may have
+     * landed (see {@link #unmarkClean}).
+     */
+    private volatile boolean cleanMayStand;
 
     Installs(Storage storage, TableStore tables, Log log, Installer installer, Mob mob, ReentrantLock install,
             ReentrantReadWriteLock appendGuard, Map<Long, BufferedMap> byId, int installBatch, WriteLayer.Stats stats,
@@ -209,6 +215,7 @@ final class Installs {
      * hung so, its steps having eaten the reserve while the writers' records held the log).
      */
     boolean doublings() {
+        heal.run(); // as an install does first
         boolean more = false;
         for (HashtableOnDisk t : tables.all()) {
             install.lock();
@@ -348,6 +355,9 @@ final class Installs {
             } catch (RuntimeException e) {
                 if (superblockTried) {
                     heldBlocks.add(block); // a superblock naming it may be on disk: kept until a later checkpoint lands
+                    if (cleanNow) {
+                        cleanMayStand = true; // and it may say clean: no record before unmarkClean
+                    }
                 } else {
                     heap.release(block);
                 }
@@ -357,12 +367,43 @@ final class Installs {
                 heap.release(h);
             }
             heldBlocks.clear();
+            cleanMayStand = cleanNow;
             checkpointBlock = block;
             lastCheckpointEnd = log.end();
             placedAtCheckpoint = placedSeen;
             log.release(Math.min(start, log.durable()));
             stats.checkpoints++;
             return cleanNow;
+        } finally {
+            install.unlock();
+        }
+    }
+
+    /** Whether a superblock saying clean may be on disk while the store is open (see {@link #unmarkClean}). */
+    boolean cleanMayStand() {
+        return cleanMayStand;
+    }
+
+    /**
+     * After a close whose last checkpoint failed at its superblock, before the store logs anything
+     * more: the superblock in force written again, not clean, above the failed one's sequence, so
+     * that it wins. A copy of the clean one may have landed, and a reopen finding it reads none of
+     * the log: every change logged since would be lost, and the reopen would write the log again
+     * from the checkpoint's position in the epoch after the one the clean superblock records,
+     * which frames written since (a heal's) may carry too. The superblock in force names the
+     * previous checkpoint, whose block and log are still kept, as after any failed checkpoint.
+     * Nothing to do otherwise. Throws, and the flag stays, if the device still fails.
+     */
+    void unmarkClean() {
+        if (!cleanMayStand) {
+            return;
+        }
+        install.lock();
+        try {
+            if (cleanMayStand) {
+                storage.update(sb -> sb.withClean(false));
+                cleanMayStand = false;
+            }
         } finally {
             install.unlock();
         }

@@ -615,7 +615,7 @@ public final class WriteLayer {
      * Log#heal(Runnable)}).
      */
     private void healIfNeeded() {
-        if (!log.failed()) {
+        if (!log.failed() && !installs.cleanMayStand()) {
             return;
         }
         if (mob.holdsAnyLock()) {
@@ -626,6 +626,8 @@ public final class WriteLayer {
         }
         install.lock();
         try {
+            // After a close that failed at its clean superblock: not clean again before any record.
+            installs.unmarkClean();
             log.heal(this::relogDropped);
         } finally {
             install.unlock();
@@ -727,6 +729,12 @@ public final class WriteLayer {
     /** For writes: open, and the flusher not stopped on damage (a write could never be installed). */
     private void ensureWritable() {
         ensureOpen();
+        if (installs.cleanMayStand() && mob.holdsAnyLock()) {
+            // Under a key's lock, where the superblock cannot be written (the install lock comes
+            // first): the write before the locks (healIfNeeded) does that, or fails.
+            throw new HtodException("the store on " + heap.device().name() + " takes no change until its superblock"
+                    + " no longer says it was closed cleanly: a close failed writing it");
+        }
         HtodException f = flusher.stopped();
         if (f != null) {
             throw new HtodException("the store on " + heap.device().name() + " takes no more changes: its flusher stopped ("
@@ -901,6 +909,13 @@ public final class WriteLayer {
             // device recovers; nothing was lost, the log holds every change.
             synchronized (this) {
                 closing = false;
+            }
+            // The last checkpoint may have left a superblock saying clean: not clean again now if
+            // the device permits, else before the next record (healIfNeeded).
+            try {
+                installs.unmarkClean();
+            } catch (RuntimeException e) {
+                // the device still fails: the next write or install tries again, or fails with it
             }
             flusher.restart();
             String msg = "the store on " + heap.device().name() + " could not close: its last install or checkpoint failed ("
