@@ -10,7 +10,6 @@ import org.htod.Htod;
 import org.htod.HtodMap;
 import org.htod.HtodStore;
 import org.htod.core.HtodException;
-import org.htod.core.container.Superblock;
 import org.htod.core.device.CrashDevice;
 import org.htod.core.device.FaultyDevice;
 import org.htod.core.device.MemoryDevice;
@@ -28,8 +27,6 @@ import org.junit.jupiter.api.Test;
  */
 class EpochAfterHealTest {
     private static final int SECTOR = 512;
-    /** Stream bytes a frame of the log holds (see docs/FORMAT.md). */
-    private static final int FRAME_PAYLOAD = 488;
     private static final long LOG = 1 << 20;
 
     @Test
@@ -50,7 +47,7 @@ class EpochAfterHealTest {
         faults.failSync(1, FaultyDevice.Fault.IO_ERROR, false);
         m.put("k1", "x".repeat(300));
         assertThrows(HtodException.class, s::sync);
-        long frame = frameOffset(layer.log.durable(), layer.log.regionSize()); // holds where the dropped records began
+        long frame = LogStores.frameOffset(layer.log.durable(), layer.log.regionSize()); // holds where the dropped records began
         m.put("k2", "y".repeat(300));
         assertEquals(epochBefore + 1, layer.log.epoch(), "healed in a new epoch");
         crash.armPowerCut(1, CrashDevice.Counting.WRITES, CrashDevice.CutWrite.IN_FLIGHT);
@@ -69,7 +66,7 @@ class EpochAfterHealTest {
         m2.put("k3", "z".repeat(650));
         crash2.armPowerCut(1, CrashDevice.Counting.WRITES, CrashDevice.CutWrite.IN_FLIGHT);
         assertThrows(HtodException.class, s2::sync);
-        crash2.crashKeeping(at -> at == frame || !inLog(at));
+        crash2.crashKeeping(at -> at == frame || !LogStores.inLog(at, LOG));
         LogStores.closeQuietly(s2);
 
         try (HtodStore s3 = Htod.builder(disk.reopen()).open()) {
@@ -80,14 +77,5 @@ class EpochAfterHealTest {
             assertEquals(null, m3.get("k3"), "k3's record is torn");
             LogStores.verify(s3);
         }
-    }
-
-    /** Device offset of the log frame holding stream position {@code p}, in a lap of {@code lap} stream bytes. */
-    private static long frameOffset(long p, long lap) {
-        return Superblock.LOG_OFFSET + p % lap / FRAME_PAYLOAD * SECTOR;
-    }
-
-    private static boolean inLog(long at) {
-        return at >= Superblock.LOG_OFFSET && at < Superblock.LOG_OFFSET + LOG;
     }
 }

@@ -136,11 +136,11 @@ class FailedCleanCloseTest {
         layer2.stopFlusherThread();
         HtodMap<String, String> m2 = s2.map("m", Codec.string(), Codec.string());
         long end2 = layer2.log.end();
-        long first = frameOffset(end2, lap);
+        long first = LogStores.frameOffset(end2, lap);
         m2.put("k3", "z".repeat(500));
         crash2.armPowerCut(1, CrashDevice.Counting.WRITES, CrashDevice.CutWrite.IN_FLIGHT);
         assertThrows(HtodException.class, s2::sync);
-        crash2.crashKeeping(at -> at == first || !inLog(at));
+        crash2.crashKeeping(at -> at == first || !LogStores.inLog(at, LOG));
         LogStores.closeQuietly(s2);
 
         try (HtodStore s3 = Htod.builder(disk.reopen()).open()) {
@@ -152,14 +152,5 @@ class FailedCleanCloseTest {
             assertEquals(null, m3.get("k3"), "k3's record is torn");
             LogStores.verify(s3);
         }
-    }
-
-    /** Device offset of the log frame holding stream position {@code p}, in a lap of {@code lap} stream bytes. */
-    private static long frameOffset(long p, long lap) {
-        return Superblock.LOG_OFFSET + p % lap / FRAME_PAYLOAD * SECTOR;
-    }
-
-    private static boolean inLog(long at) {
-        return at >= Superblock.LOG_OFFSET && at < Superblock.LOG_OFFSET + LOG;
     }
 }

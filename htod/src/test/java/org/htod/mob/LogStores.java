@@ -99,6 +99,16 @@ final class LogStores {
         }
     }
 
+    /** Device offset of the log frame holding stream position {@code p}, in a lap of {@code lap} stream bytes (512-byte frames). */
+    static long frameOffset(long p, long lap) {
+        return org.htod.core.container.Superblock.LOG_OFFSET + p % lap / 488 * 512;
+    }
+
+    /** Whether device offset {@code at} lies in a log region of {@code logSize} bytes. */
+    static boolean inLog(long at, long logSize) {
+        return at >= org.htod.core.container.Superblock.LOG_OFFSET && at < org.htod.core.container.Superblock.LOG_OFFSET + logSize;
+    }
+
     /** Whether {@code t} is inside {@code type}'s method {@code method} now, running or waiting. */
     static boolean inside(Thread t, Class<?> type, String method) {
         return org.htod.testkit.Threads.inside(t, type, method);
