@@ -367,7 +367,12 @@ public final class LoggedOpen {
      * a link into a block the records leave free, freed before the link's record or after it: no
      * table reaches a free block, and its space may hold what no install record names, a placed
      * value's entry, or the middle of a block a later record allocated at a lower address after
-     * the free space was merged, whose bytes the link would overwrite.
+     * the free space was merged, whose bytes the link would overwrite. A record that both
+     * allocates and frees a block leaves it free: the replay redoes a record's allocations before
+     * its frees, as the commit wrote its links before it freed what they unlinked (a commit whose
+     * record was dropped is recorded again by the next one, with its allocations and its links,
+     * and with the frees of the blocks that changes made since have unlinked, its own new entries
+     * among them).
      */
     static Map<Long, InstallRecord.LinkWrite> linksToRedo(List<InstallRecord> installs,
             java.util.function.LongUnaryOperator address) {
@@ -387,7 +392,7 @@ public final class LoggedOpen {
                 long block = address.applyAsLong(l.block());
                 Integer freedAt = lastFree.get(block);
                 Integer allocatedAt = lastAlloc.get(block);
-                boolean endsFree = freedAt != null && (allocatedAt == null || allocatedAt < freedAt);
+                boolean endsFree = freedAt != null && (allocatedAt == null || allocatedAt <= freedAt);
                 if (!endsFree && (allocatedAt == null || allocatedAt <= i)) {
                     links.put(block + l.offset(), l);
                 } else {

@@ -87,6 +87,23 @@ class ReplayLinksTest {
     }
 
     /**
+     * A commit whose record was dropped (a failed log write) is recorded again by the next one,
+     * with its allocations, its links (one into the new entry A's next) and the frees of what the
+     * changes since unlinked, A among them. The replay redoes a record's allocations before its
+     * frees, so A ends free and the link is not redone; kept, it failed the open's check that
+     * every link lands in an allocated block, and a consistent store was refused.
+     */
+    @Test
+    void aLinkIntoABlockItsOwnRecordAllocatesAndFreesIsNotRedone() {
+        assertEquals(List.of(B), List.copyOf(redo(record(new long[] {A}, new long[] {A}, A, B)).keySet()),
+                "allocated and freed by the link's record");
+        assertEquals(List.of(B), List.copyOf(redo(record(NONE, new long[] {A}), record(new long[] {A}, new long[] {A}, A, B))
+                .keySet()), "freed before, then allocated and freed by the link's record");
+        assertEquals(List.of(B, A), List.copyOf(redo(record(new long[] {A}, new long[] {A}, A, B),
+                record(new long[] {A}, NONE, A)).keySet()), "allocated again by a later record that links into it");
+    }
+
+    /**
      * Before an open writes, each link to redo is checked to land inside a block the records leave
      * allocated, past its header, with room for its 12 bytes. A record whose checksums held but
      * whose link named another place had the open write there (12 bytes into the superblock) or
