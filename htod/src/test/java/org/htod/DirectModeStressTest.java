@@ -3,10 +3,7 @@ package org.htod;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -20,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.htod.core.device.MemoryDevice;
+import org.htod.testkit.ManualClock;
 import org.htod.testkit.OpenedStores;
 import org.htod.testkit.VerifyStores;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -41,31 +39,6 @@ class DirectModeStressTest {
     private static final int STABLE = 1500;
     private static final int KEYS = 6000;
     private static final int SHARED = 8;
-
-    /** A clock tests move by hand. */
-    static final class ManualClock extends Clock {
-        final AtomicLong millis = new AtomicLong(1_000_000);
-
-        @Override
-        public ZoneOffset getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public long millis() {
-            return millis.get();
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(millis());
-        }
-    }
 
     @ParameterizedTest
     @EnumSource(value = Durability.class, names = {"NONE", "ASYNC", "SYNC"})
@@ -123,7 +96,7 @@ class DirectModeStressTest {
                 SplittableRandom r = new SplittableRandom(seed);
                 while (writing.get()) {
                     Thread.sleep(1);
-                    clock.millis.addAndGet(1 + r.nextInt(3));
+                    clock.advance(1 + r.nextInt(3));
                     if (r.nextInt(20) == 0) {
                         m.sweepExpired();
                     }
@@ -159,7 +132,7 @@ class DirectModeStressTest {
             expected.put("s" + i, null);
         }
         models.forEach(expected::putAll);
-        clock.millis.addAndGet(10);
+        clock.advance(10);
         m.sweepExpired();
         for (Map<String, Ttl> t : ttlModels) {
             t.forEach((k, x) -> {

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.htod.core.device.MemoryDevice;
 import org.htod.table.Hashing;
+import org.htod.testkit.ManualClock;
 import org.htod.testkit.OpenedStores;
 import org.htod.testkit.VerifyStores;
 import org.junit.jupiter.api.Test;
@@ -41,7 +42,7 @@ class ExpiredReadInFunctionTest {
     @Test
     void computeReadingAnExpiredKeyOfItsChain(OpenedStores stores) {
         String[] k = sameBucket();
-        DirectModeStressTest.ManualClock clock = new DirectModeStressTest.ManualClock();
+        ManualClock clock = new ManualClock();
         MemoryDevice dev = new MemoryDevice();
         HtodStore store = stores.open(dev, b -> TestStores.small(b).directMode(true).clock(clock));
         HtodMap<String, String> m = store.map("m", Codec.string(), Codec.string());
@@ -62,7 +63,7 @@ class ExpiredReadInFunctionTest {
 
     @Test
     void computesReadingExpiredKeysOfEachOthersStripesDoNotWaitForEachOther() throws Exception {
-        DirectModeStressTest.ManualClock clock = new DirectModeStressTest.ManualClock();
+        ManualClock clock = new ManualClock();
         // not tracked: a store whose writers hang cannot be closed
         HtodStore store = TestStores.small(new MemoryDevice()).directMode(true).clock(clock).open();
         HtodMap<String, String> m = store.map("m", Codec.string(), Codec.string());

@@ -1,11 +1,7 @@
 package org.htod;
 
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -19,6 +15,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import org.htod.core.StoreClosedException;
 import org.htod.core.device.MemoryDevice;
+import org.htod.testkit.ManualClock;
 import org.htod.testkit.OpenedStores;
 import org.htod.testkit.VerifyStores;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -44,31 +41,6 @@ class ReadsBesideTheFlusherTest {
     private static final int OPS = 4000;
     /** The store-wide operations run beside (digits of the admin thread's draws): all by default. */
     private static final String ADMIN = System.getProperty("htod.test.admin", "0123456789");
-
-    /** A clock that moves only when told. */
-    static final class TestClock extends Clock {
-        final AtomicLong millis = new AtomicLong(1_000_000);
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public long millis() {
-            return millis.get();
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(millis.get());
-        }
-    }
 
     /** Per key: the kind and expiry of each change, how many began and how many were acknowledged. */
     static final class Model {
@@ -157,7 +129,7 @@ class ReadsBesideTheFlusherTest {
     @ValueSource(strings = {"memory-nocache", "memory-smallcache", "memory-cache", "file-placed"})
     void readsNeverMissOrGoBackWhileTheFlusherInstalls(String config, OpenedStores stores) throws Exception {
         long seed = Long.getLong("htod.test.seed", System.nanoTime());
-        TestClock clock = new TestClock();
+        ManualClock clock = new ManualClock();
         Path file = config.startsWith("file") ? stores.newFile("reads-flusher") : null;
         long cache = config.endsWith("nocache") ? 0 : config.endsWith("smallcache") ? 16 << 10 : 1 << 20;
         java.util.function.UnaryOperator<Htod.Builder> options = b -> b.grain(64).logSize(256 << 10)
@@ -202,7 +174,7 @@ class ReadsBesideTheFlusherTest {
                 } else if (op < 6) {
                     store.sync();
                 } else if (op < 8) {
-                    clock.millis.addAndGet(1 + r.nextInt(3));
+                    clock.advance(1 + r.nextInt(3));
                 } else if (file != null && op == 8) {
                     store.compact(Progress.NONE);
                 } else {
@@ -231,7 +203,7 @@ class ReadsBesideTheFlusherTest {
             throw e;
         }
         // Quiescent: every key as the model says, and the size exact, while the flusher installs.
-        clock.millis.addAndGet(1000); // every expiry past: swept, the size counts live keys only
+        clock.advance(1000); // every expiry past: swept, the size counts live keys only
         m.sweepExpired();
         long expected = iterated.get().size() + grown.get();
         long now = clock.millis();
@@ -268,7 +240,7 @@ class ReadsBesideTheFlusherTest {
     }
 
     /** Writer {@code id}: changes its keys through every kind of write, checking what each says the key held. */
-    private static void write(HtodMap<String, String> m, Model model, TestClock clock, int id, long seed, long deadline) {
+    private static void write(HtodMap<String, String> m, Model model, ManualClock clock, int id, long seed, long deadline) {
         SplittableRandom r = new SplittableRandom(seed * 31 + id);
         int from = id * KEYS;
         while (System.nanoTime() < deadline) {
@@ -377,7 +349,7 @@ class ReadsBesideTheFlusherTest {
     }
 
     /** A reader: gets and tests keys at random, each against the model and against what it saw before. */
-    private static void read(HtodMap<String, String> m, Model model, TestClock clock, long seed, AtomicBoolean running,
+    private static void read(HtodMap<String, String> m, Model model, ManualClock clock, long seed, AtomicBoolean running,
             AtomicLong grown) {
         SplittableRandom r = new SplittableRandom(seed);
         int[] floor = new int[model.keys];
@@ -436,7 +408,7 @@ class ReadsBesideTheFlusherTest {
      * move from the buffer to the table while it runs; each key present throughout comes once,
      * the last pass's keys never, and every other key as the model allows.
      */
-    private static void iterate(HtodMap<String, String> m, Model model, TestClock clock, AtomicBoolean running,
+    private static void iterate(HtodMap<String, String> m, Model model, ManualClock clock, AtomicBoolean running,
             java.util.concurrent.atomic.AtomicReference<List<String>> iterated, AtomicLong grown) {
         int pass = 0;
         List<String> last = new ArrayList<>();
@@ -525,7 +497,7 @@ class ReadsBesideTheFlusherTest {
     @org.junit.jupiter.api.Test
     void clearsAndSweepsBesideTheFlusherLeaveSizeIterationAndGetsAgreeing(OpenedStores stores) throws Exception {
         long seed = Long.getLong("htod.test.seed", System.nanoTime());
-        TestClock clock = new TestClock();
+        ManualClock clock = new ManualClock();
         HtodStore store = stores.open(new MemoryDevice(), b -> b.grain(64).logSize(256 << 10).durability(Durability.NONE)
                 .bufferSize(64 << 10).installBatch(16).tuning(8, 64).cacheSize(16 << 10).clock(clock));
         HtodMap<String, String> m = store.map("c", Codec.string(), Codec.string());
@@ -558,7 +530,7 @@ class ReadsBesideTheFlusherTest {
                 } else if (op == 1) {
                     m.sweepExpired();
                 } else {
-                    clock.millis.addAndGet(1 + r.nextInt(5));
+                    clock.advance(1 + r.nextInt(5));
                 }
                 Thread.sleep(r.nextInt(30));
             }
@@ -612,7 +584,7 @@ class ReadsBesideTheFlusherTest {
                 throw new AssertionError("seed=" + seed + ": " + got + " keys found, " + iterated + " iterated, "
                         + expired + " entries");
             }
-            clock.millis.addAndGet(1000);
+            clock.advance(1000);
             m.sweepExpired();
             got = 0;
             for (int k = 0; k < 3000; k++) {
