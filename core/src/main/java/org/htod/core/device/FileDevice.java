@@ -43,31 +43,70 @@ public final class FileDevice implements BlockDevice {
     private final MappedReads mapped;
     /** Opened by {@link #openReadOnly}: reads only, under a shared lock. */
     private final boolean readOnly;
+    /** Opened by {@link #openReadOnly}: the channel it shares with the other read-only opens of its file; else null. */
+    private final Reader reader;
     private volatile boolean closed;
 
-    private FileDevice(Path path, LockedChannel held, long capacity, int sectorSize, MappedReads mapped, boolean readOnly) {
+    /**
+     * The read-only opens of each file in this process, by the file's identity (see {@code
+     * ProcessLocks}): they share one {@link LockedChannel}, and its shared lock, closed with the
+     * last of them. Each with a channel of its own, the second was refused (the file is claimed
+     * once in a process, and the JVM holds one lock of a file at a time), and had it been let in,
+     * closing either's descriptors dropped the process's lock for both (POSIX), letting a writer
+     * in under the other. Guarded by itself.
+     */
+    private static final java.util.Map<Object, Reader> READERS = new java.util.HashMap<>();
+
+    /** A file's read-only channel, and how many read-only opens use it. Guarded by {@link #READERS}. */
+    private static final class Reader {
+        final Object key;
+        final LockedChannel held;
+        int users;
+
+        Reader(Object key, LockedChannel held) {
+            this.key = key;
+            this.held = held;
+        }
+    }
+
+    private FileDevice(Path path, LockedChannel held, long capacity, int sectorSize, MappedReads mapped, boolean readOnly,
+            Reader reader) {
         this.path = path;
         this.held = held;
         this.capacity = capacity;
         this.sectorSize = sectorSize;
         this.mapped = mapped;
         this.readOnly = readOnly;
+        this.reader = reader;
     }
 
     /**
      * Opens the existing file {@code path} to read only, through a read-only descriptor (a file
      * the process may not write, on a read-only mount, say), under a shared lock: a store open in
      * another process, which holds the exclusive lock, refuses it, and it refuses such a store,
-     * while other read-only opens may share the file. Writes throw; sync does nothing. Reads are
-     * not mapped.
+     * while other read-only opens may share the file, in this process too (where they share one
+     * channel, and its lock, released with the last of them). Writes throw; sync does nothing.
+     * Reads are not mapped.
      *
      * @throws org.htod.core.StoreLockedException if a store has the file open
      */
     public static FileDevice openReadOnly(Path path) {
-        LockedChannel held = LockedChannel.open(path, java.util.Set.of(StandardOpenOption.READ), true,
-                e -> new HtodIOException("cannot open " + path + " to read", e instanceof IOException io ? io : new IOException(e)),
-                FileChannel::open);
-        return new FileDevice(path, held, Long.MAX_VALUE, 512, null, true);
+        synchronized (READERS) {
+            Object key = ProcessLocks.identity(path);
+            Reader r = key == null ? null : READERS.get(key);
+            if (r == null) {
+                LockedChannel held = LockedChannel.open(path, java.util.Set.of(StandardOpenOption.READ), true,
+                        e -> new HtodIOException("cannot open " + path + " to read",
+                                e instanceof IOException io ? io : new IOException(e)),
+                        FileChannel::open);
+                r = new Reader(held.processKey(), held);
+                if (r.key != null) {
+                    READERS.put(r.key, r);
+                }
+            }
+            r.users++;
+            return new FileDevice(path, r.held, Long.MAX_VALUE, 512, null, true, r);
+        }
     }
 
     /** Opens or creates {@code path}, locked, with no size limit but the file system's, 512-byte sectors and mapped reads. */
@@ -126,7 +165,7 @@ public final class FileDevice implements BlockDevice {
                         e instanceof IOException io ? io : new IOException(e));
             }
         }
-        return new FileDevice(path, held, capacity, sectorSize, mapped, false);
+        return new FileDevice(path, held, capacity, sectorSize, mapped, false, null);
     }
 
 
@@ -308,7 +347,16 @@ public final class FileDevice implements BlockDevice {
         if (mapped != null) {
             mapped.close(); // first: it waits for reads from the mappings in flight
         }
-        held.close();
+        if (reader == null) {
+            held.close();
+            return;
+        }
+        synchronized (READERS) {
+            if (--reader.users == 0) {
+                READERS.remove(reader.key, reader);
+                held.close();
+            }
+        }
     }
 
     /** The device's channels, for a test that closes one as an interrupt would. */

@@ -236,6 +236,11 @@ final class LockedChannel {
         return extras[n];
     }
 
+    /** The file's identity this process claimed it by (see {@link ProcessLocks#claim}); null where it claimed none. */
+    Object processKey() {
+        return processKey;
+    }
+
     /** Times a channel was opened again after an interrupt closed it. */
     long reopens() {
         return reopens.get();

@@ -29,7 +29,7 @@ final class ProcessLocks {
 
     /** Claims {@code path} for this process, or throws; returns the key to release. */
     static Object claim(Path path) {
-        Object key = key(path);
+        Object key = identity(path);
         if (key != null && !HELD.add(key)) {
             throw new StoreLockedException(path + " is locked by another open store in this process");
         }
@@ -72,7 +72,7 @@ final class ProcessLocks {
     }
 
     /** The file's identity (device and inode where the platform has them), or null if it does not exist. */
-    private static Object key(Path path) {
+    static Object identity(Path path) {
         if (!Files.exists(path)) {
             return null;
         }

@@ -2,6 +2,7 @@ package org.htod.core.device;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.ByteBuffer;
@@ -94,6 +95,38 @@ class OverlayDeviceTest {
             }
             try (FileDevice w = FileDevice.open(f)) {
                 assertEquals(3, w.size(), "released at close");
+            }
+        } finally {
+            Files.deleteIfExists(f);
+        }
+    }
+
+    @Test
+    void twoReadOnlyOpensInOneProcessShareTheFileAndItsLockUntilTheLastCloses() throws Exception {
+        Path f = Files.createTempFile(DeviceContractTests.testDir(), "read-only-two", ".htod");
+        try {
+            try (FileDevice w = FileDevice.open(f)) {
+                w.write(0, ByteBuffer.wrap(new byte[] {1, 2, 3}));
+                w.sync();
+            }
+            FileDevice a = FileDevice.openReadOnly(f);
+            FileDevice b;
+            try {
+                b = FileDevice.openReadOnly(f);
+            } finally {
+                a.close();
+            }
+            try (b) {
+                assertTrue(ProcLocks.lockedByThisProcess(f), "still locked with one reader open");
+                assertThrows(StoreLockedException.class, () -> FileDevice.open(f), "a reader still holds it");
+                ByteBuffer buf = ByteBuffer.allocate(3);
+                b.read(0, buf);
+                assertArrayEquals(new byte[] {1, 2, 3}, buf.array());
+                assertThrows(org.htod.core.StoreClosedException.class, () -> a.read(0, ByteBuffer.allocate(1)));
+            }
+            assertFalse(ProcLocks.lockedByThisProcess(f), "released with the last reader");
+            try (FileDevice w = FileDevice.open(f)) {
+                assertEquals(3, w.size());
             }
         } finally {
             Files.deleteIfExists(f);
