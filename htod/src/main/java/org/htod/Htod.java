@@ -522,7 +522,7 @@ public final class Htod {
                 closeAfterFailedOpen(device, e);
                 throw e;
             }
-            return new HtodStore(tables, durability, syncInterval, clock, device);
+            return new HtodStore(tables, durability, syncInterval, clock, device, readOnly);
         }
 
         /**

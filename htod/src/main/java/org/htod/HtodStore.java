@@ -143,8 +143,13 @@ public final class HtodStore implements AutoCloseable {
                 f.dataRecords(), f.installRecords(), f.keysBuffered(), detail);
     }
 
-    /** A store in direct mode. */
-    HtodStore(TableStore tables, Durability durability, Duration syncInterval, Clock clock, CountingDevice device) {
+    /**
+     * A store in direct mode; {@code readOnly} ({@code Htod.Builder.readOnly}): no background sync,
+     * as there is nothing to make durable (at ASYNC one ran at every interval all the same).
+     */
+    HtodStore(TableStore tables, Durability durability, Duration syncInterval, Clock clock, CountingDevice device,
+            boolean readOnly) {
+        this.readOnly = readOnly;
         this.device = device;
         this.tables = tables;
         this.layer = null;
@@ -153,7 +158,7 @@ public final class HtodStore implements AutoCloseable {
         this.durability = durability;
         this.clock = clock;
         this.report = report(tables);
-        if (durability == Durability.ASYNC) {
+        if (durability == Durability.ASYNC && !readOnly) {
             syncer = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "htod-sync " + tables.storage().heap().device().name());
                 t.setDaemon(true);
