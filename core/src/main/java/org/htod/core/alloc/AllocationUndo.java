@@ -68,7 +68,8 @@ final class AllocationUndo {
             while (!undo.isEmpty()) {
                 undo.pop().run();
             }
-            if (!heap.logged()) {
+            // A batch that found no room wrote nothing: memory alone had changed.
+            if (!heap.logged() && !(e instanceof BatchAllocator.NoRoom)) {
                 try {
                     restoreHeaders(blocks, read);
                     // A failed write at the tail may have left headers past it, with stamps a

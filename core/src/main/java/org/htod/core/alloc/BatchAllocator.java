@@ -32,6 +32,24 @@ final class BatchAllocator {
 
     private BatchAllocator() {}
 
+    /**
+     * The batch does not fit where it was placed: thrown while it is placed, before anything is
+     * written, so that its undo has only memory to take back and the heap can make room and place
+     * it again ({@link Heap#allocateBatch}). Never reaches a caller: a device's own full disk is a
+     * {@link StoreFullException}, which does.
+     */
+    static final class NoRoom extends org.htod.core.HtodException {
+        private static final long serialVersionUID = 1L;
+
+        NoRoom(String message) {
+            super(message);
+        }
+
+        StoreFullException full() {
+            return new StoreFullException(getMessage());
+        }
+    }
+
     /** One block the batch will write: an allocated block, or the header of a free remainder. */
     private static final class Piece {
         final FreeBlock extent;
@@ -49,7 +67,11 @@ final class BatchAllocator {
         }
     }
 
-    static long[] allocate(Heap h, List<ByteBuffer> payloads) {
+    /**
+     * @param anyBlock every free block that can be split is a candidate, the tail last, as past
+     *     the fragmentation threshold: for a batch the tail alone no longer holds
+     */
+    static long[] allocate(Heap h, List<ByteBuffer> payloads, boolean anyBlock) {
         int n = payloads.size();
         if (n == 0) {
             return new long[0];
@@ -64,7 +86,7 @@ final class BatchAllocator {
 
         // Past the fragmentation threshold the tail comes last: every free block that can be
         // split is a candidate, not only those of T bytes and more.
-        long floor = Coalescer.overFragmented(h) ? sizes[order[n - 1]] : Math.max(h.opt.obaThreshold(), h.grain);
+        long floor = anyBlock || Coalescer.overFragmented(h) ? sizes[order[n - 1]] : Math.max(h.opt.obaThreshold(), h.grain);
         TreeMap<Long, ArrayDeque<FreeBlock>> candidates = new TreeMap<>();
         for (FreeBlock b : h.lists.atLeast(floor)) {
             if (h.canSplit(b)) {
@@ -107,7 +129,7 @@ final class BatchAllocator {
                 }
                 if (b == null) {
                     if (tail > h.end - s) {
-                        throw new StoreFullException("no room for a batch block of " + s + " bytes in the heap of "
+                        throw new NoRoom("no room for a batch block of " + s + " bytes in the heap of "
                                 + h.dev.name() + ": tail at " + tail + ", heap ends at " + h.end);
                     }
                     FreeBlock nb = Placer.newFreeExtent(h, tail, s, ++h.stamp);

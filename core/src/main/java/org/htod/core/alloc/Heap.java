@@ -395,7 +395,9 @@ public final class Heap implements AutoCloseable {
     /**
      * OBA (paper Fig. 8): places a batch best-fit into free blocks of at least {@code T} bytes and
      * contiguously at the tail, then writes it in ascending address order, adjacent blocks in one
-     * write. Returns the handles in the order of {@code payloads}.
+     * write. Returns the handles in the order of {@code payloads}. When that leaves no room, it
+     * makes room as {@link #allocate} does (a sync, a coalescing) and places the batch again with
+     * every free block a candidate; a batch that fails leaves the heap as it was.
      */
     public long[] allocateBatch(List<ByteBuffer> payloads) {
         lock.lock();
@@ -407,7 +409,40 @@ public final class Heap implements AutoCloseable {
             } catch (org.htod.core.HtodException e) {
                 throw failed(e);
             }
-            long[] handles = undo.run(() -> BatchAllocator.allocate(this, payloads));
+            long[] handles;
+            try {
+                handles = undo.run(() -> BatchAllocator.allocate(this, payloads, false));
+            } catch (BatchAllocator.NoRoom noRoom) {
+                // Undone: nothing has changed. Make room as allocate does before it gives up, and
+                // place the batch again with every free block a candidate, whatever its size, the
+                // tail last: blocks freed since the last sync (which a log-mode heap gets only from
+                // the flusher's installs, whose batches could then never reuse them), adjacent free
+                // blocks that make room only merged, and blocks below the threshold T or of
+                // another quick list, which a single allocation splits or takes within the waste.
+                long need = 0;
+                for (ByteBuffer b : payloads) {
+                    need += blockSizeFor(b.remaining());
+                }
+                if (need > lists.freeBytes() + (end - tail)) {
+                    throw noRoom.full(); // no merge could make room: the free blocks are left as they are
+                }
+                try {
+                    if (!fresh.isEmpty()) {
+                        sync();
+                    }
+                    if (lists.freeCount() > 0) {
+                        Coalescer.coalesce(this); // may move the tail back, leaving no free block
+                    }
+                } catch (org.htod.core.HtodException e) {
+                    throw logged ? e : failed(e);
+                }
+                try {
+                    handles = undo.run(() -> BatchAllocator.allocate(this, payloads, true));
+                } catch (BatchAllocator.NoRoom again) {
+                    // Nothing has changed: the heap stays usable, for frees among others.
+                    throw again.full();
+                }
+            }
             if (journal != null) {
                 for (long handle : handles) {
                     journal.allocated(handle);
