@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import org.htod.core.CorruptStoreException;
 import org.htod.core.container.StorageMethod;
@@ -24,27 +23,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  * durable), which is what keeps such a record from being written.
  */
 class FreedThenReusedReplayTest {
-    private static final class Journal implements Heap.Journal {
-        final List<Long> allocated = new ArrayList<>();
-        final List<Long> freed = new ArrayList<>();
-
-        @Override
-        public void allocated(long handle) {
-            allocated.add(handle);
-        }
-
-        @Override
-        public void freed(long handle) {
-            freed.add(handle);
-        }
-    }
-
     @ParameterizedTest
     @EnumSource(StorageMethod.class)
     void aFreedBlockReusedAtOnceReplaysOnlyWithItsFreeInAnEarlierRecord(StorageMethod method) {
         HeapOptions opt = HeapFixture.options(method);
         Heap h = Heap.create(new MemoryDevice(), opt);
-        Journal j = new Journal();
+        ListJournal j = new ListJournal();
         h.useJournal(j);
         long keep = h.allocate(HeapFixture.payload(1, 900));
         long x = h.allocate(HeapFixture.payload(2, 900));

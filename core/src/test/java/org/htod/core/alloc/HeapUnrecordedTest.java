@@ -25,28 +25,13 @@ import org.junit.jupiter.params.provider.EnumSource;
  * since the last sync.
  */
 class HeapUnrecordedTest {
-    private static final class Journal implements Heap.Journal {
-        final List<Long> allocated = new ArrayList<>();
-        final List<Long> freed = new ArrayList<>();
-
-        @Override
-        public void allocated(long handle) {
-            allocated.add(handle);
-        }
-
-        @Override
-        public void freed(long handle) {
-            freed.add(handle);
-        }
-    }
-
     @ParameterizedTest
     @EnumSource(StorageMethod.class)
     void theJournalHearsOfABlockOnceAndTheSnapshotCountsItFreeUntilThen(StorageMethod method) {
         CountingDevice dev = new CountingDevice(new MemoryDevice(), false);
         HeapOptions opt = HeapFixture.options(method);
         Heap h = Heap.create(dev, opt);
-        Journal j = new Journal();
+        ListJournal j = new ListJournal();
         h.useJournal(j);
         long a = h.allocate(HeapFixture.payload(1, 3000));
         long u = h.allocateUnrecorded(HeapFixture.payload(2, 5000));
@@ -81,7 +66,7 @@ class HeapUnrecordedTest {
     @EnumSource(StorageMethod.class)
     void recoveryRefusesToTakeBackAnExtentThatIsPartlyAllocated(StorageMethod method) {
         Heap h = Heap.create(new MemoryDevice(), HeapFixture.options(method));
-        h.useJournal(new Journal());
+        h.useJournal(new ListJournal());
         long x = h.allocate(HeapFixture.payload(1, 2000));
         long y = h.allocate(HeapFixture.payload(2, 2000));
         h.free(x);
@@ -97,7 +82,7 @@ class HeapUnrecordedTest {
     void freeSpaceIsReusedBeforeTheTailSyncingWhenOnlyFreshBlocksWouldDo(StorageMethod method) {
         CountingDevice dev = new CountingDevice(new MemoryDevice(), false);
         Heap h = Heap.create(dev, HeapFixture.options(method));
-        h.useJournal(new Journal());
+        h.useJournal(new ListJournal());
         List<Long> blocks = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             blocks.add(h.allocate(HeapFixture.payload(i, 20_000)));
