@@ -282,10 +282,10 @@ final class StoreOps {
             }
         } catch (StoreLockedException e) {
             throw e; // a store open elsewhere: salvage reads only a file nobody writes
-        } catch (WalkFailed e) {
-            why = e.getMessage();
         } catch (HtodException e) {
             why = e.getMessage();
+        } catch (IOException e) {
+            why = "cannot copy " + damaged + " to walk it: " + e.getMessage();
         } catch (RuntimeException e) {
             // Damage the open or the walk did not expect: the scan, which trusts nothing but
             // checksums, is what a salvage is for; aborting here left the entries unread.
@@ -296,17 +296,8 @@ final class StoreOps {
         return scan(damaged, target, progress, before, reason);
     }
 
-    /** Why a walk of a copy failed, for {@link #salvage} to scan instead. */
-    private static final class WalkFailed extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        WalkFailed(String why) {
-            super(why, null, false, false);
-        }
-    }
-
     /** The walk of {@link #salvage} over a copy of the damaged file, opened to write as a crashed store's open needs. */
-    private static CopyReport walkCopy(Path damaged, Path target, Progress progress, long before) {
+    private static CopyReport walkCopy(Path damaged, Path target, Progress progress, long before) throws IOException {
         Path work = temporary(target);
         try {
             try (FileDevice in = FileDevice.openReadOnly(damaged)) { // the copy made under its shared lock
@@ -315,14 +306,6 @@ final class StoreOps {
             try (HtodStore s = Htod.builder(work).createIfMissing(false).modeAsStored(true).open()) {
                 return walk(s, target, progress, before);
             }
-        } catch (StoreLockedException e) {
-            throw e;
-        } catch (HtodException e) {
-            throw new WalkFailed(e.getMessage());
-        } catch (IOException e) {
-            throw new WalkFailed("cannot copy " + damaged + " to walk it: " + e.getMessage());
-        } catch (RuntimeException e) {
-            throw new WalkFailed("the walk failed: " + e);
         } finally {
             try {
                 Files.deleteIfExists(work);
