@@ -184,6 +184,7 @@ public final class LoggedOpen {
             LogReader r = new LogReader(dev, sb.logOffset(), sb.logSize(), start, 0);
             long records = 0;
             Units units = new Units(name, unitStarts);
+            InstallUnits installUnits = new InstallUnits(name, sb.log().checkpoint());
             for (Records.Record rec = r.next(); rec != null; rec = r.next()) {
                 // Bytes of the log past its start, of the region's size: where it ends is unknown
                 // until a record fails to be read, and it is at most the region away. (Not the
@@ -192,13 +193,18 @@ public final class LoggedOpen {
                     progress.step(r.position() - start, sb.logSize());
                 }
                 if (rec.type() == DataRecord.PART_TYPE) {
+                    installUnits.other();
                     units.part(rec, data);
                     continue;
                 }
                 units.other();
                 if (rec.type() == DataRecord.TYPE) {
+                    // not between an install unit's parts: writers append beside the commit
                     data.add(new PlacedValues.Logged(rec.lsn(), DataRecord.decode(rec.payload(), rec.lsn(), name)));
+                } else if (rec.type() == InstallRecord.PART_TYPE) {
+                    installUnits.part(rec, installs);
                 } else if (rec.type() == InstallRecord.TYPE) {
+                    installUnits.other();
                     if (rec.lsn() >= sb.log().checkpoint()) {
                         installs.add(InstallRecord.decode(rec.payload(), rec.lsn(), name));
                     }
@@ -208,13 +214,14 @@ public final class LoggedOpen {
                 }
             }
             units.other();
+            installUnits.other();
             end = r.position();
             // Above every frame's epoch too (the reader has looked at each): a heal's epoch is in
             // no record read back when a crash came before one of it was durable, yet frames
             // written in it may lie past the end, where this log is about to write again.
             lastEpoch = Math.max(lastEpoch, Math.max(r.epoch(), r.highestFrameEpoch()));
             bytesRead = r.bytesRead();
-            stop = "ends at position " + end + ": " + r.stopReason() + units.cutShort();
+            stop = "ends at position " + end + ": " + r.stopReason() + units.cutShort() + installUnits.cutShort();
             progress.step(end - start, end - start);
         }
 
@@ -353,6 +360,70 @@ public final class LoggedOpen {
         /** For the recovery report: the units left out, if any. */
         String cutShort() {
             return cut == 0 ? "" : "; " + cut + " relog unit" + (cut == 1 ? "" : "s") + " cut short left out";
+        }
+    }
+
+    /**
+     * The parts of install units as the log gives them (see {@link InstallRecord#split}): a unit's
+     * parts, consecutive among the install records (data records may lie between them, as writers
+     * append beside a commit), become one install record at its place once its last part is read;
+     * a unit that another install record, a relog part, the next unit's first part or the log's
+     * end cuts short is left out whole: its commit wrote nothing in place before its last part was
+     * durable, and recorded all of it again if it failed. Units before the checkpoint are read
+     * for their order only, as install records there are skipped; replay may begin inside one
+     * (at a writer's record between its parts), whose later parts are then skipped too.
+     */
+    private static final class InstallUnits {
+        private final String device;
+        private final long checkpoint;
+        private final List<InstallRecord> parts = new ArrayList<>();
+        private int count;
+        private long first;
+        private long cut;
+
+        InstallUnits(String device, long checkpoint) {
+            this.device = device;
+            this.checkpoint = checkpoint;
+        }
+
+        void part(Records.Record rec, List<InstallRecord> installs) {
+            InstallRecord.Part p = InstallRecord.decodePart(rec.payload(), rec.lsn(), device);
+            if (p.index() == 0) {
+                other(); // a unit begun before was cut short: its commit failed, and this one records it again
+                count = p.count();
+                first = rec.lsn();
+            } else if (p.index() != parts.size() || p.count() != count) {
+                if (parts.isEmpty() && rec.lsn() < checkpoint) {
+                    return; // replay began inside a unit the checkpoint holds already
+                }
+                throw new CorruptStoreException(device + ": the log record at position " + rec.lsn() + " is part "
+                        + p.index() + " of an install unit of " + p.count() + " parts, and does not follow "
+                        + (parts.isEmpty() ? "its part " + (p.index() - 1) : "part " + (parts.size() - 1)
+                                + " of a unit of " + count),
+                        -1);
+            }
+            parts.add(p.slice());
+            if (parts.size() == count) {
+                if (first >= checkpoint) {
+                    installs.add(InstallRecord.merge(parts));
+                }
+                parts.clear();
+            }
+        }
+
+        /** An install record or relog part, or the log's end: a unit not read whole is left out. */
+        void other() {
+            if (!parts.isEmpty()) {
+                if (first >= checkpoint) {
+                    cut++;
+                }
+                parts.clear();
+            }
+        }
+
+        /** For the recovery report: the units after the checkpoint left out, if any. */
+        String cutShort() {
+            return cut == 0 ? "" : "; " + cut + " install unit" + (cut == 1 ? "" : "s") + " cut short left out";
         }
     }
 

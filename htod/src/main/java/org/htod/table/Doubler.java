@@ -100,6 +100,7 @@ final class Doubler {
          * so that a doubling never holds the write buffer's draining up for long.
          */
         static boolean step(HashtableOnDisk t, long coming) {
+            t.gate.commitLeftovers();
             Shape s = t.shape;
             if (!s.doubling()) {
                 if (!t.overLoaded(s, coming) || t.isClosed()) {
@@ -193,8 +194,20 @@ final class Doubler {
                 long[] lo = new long[k];
                 long[] hi = new long[k];
                 List<long[]> chains = new ArrayList<>(k);
+                // maxDoublingBatch counts chains of twice the mean length; chains longer than that
+                // (keys whose hashes share their low bits) end the batch early, at the budget,
+                // so that its record stays one record. A bucket always moves: a chain over the
+                // budget alone goes out as an install unit (see Installer).
+                long budget = t.gate.recordBudget();
+                long bytes = InstallRecord.TABLE_BYTES;
                 for (int i = 0; i < k; i++) {
                     long[] chain = readChain(t, t.slot(s.array, from + i), s.array, from + i);
+                    long cost = (long) InstallRecord.LINK_BYTES * (2 + relinked(chain, n));
+                    if (i > 0 && bytes + cost > budget) {
+                        k = i;
+                        break;
+                    }
+                    bytes += cost;
                     chains.add(chain);
                     int len = chain.length / 4;
                     for (int j = len - 1; j >= 0; j--) {
@@ -236,6 +249,18 @@ final class Doubler {
                 t.unlockAllWriters();
             }
         }
+    }
+
+    /** Entries of a chain (as {@link #readChain} gives it) whose next changes when it splits by bit {@code n}. */
+    static int relinked(long[] chain, long n) {
+        int len = chain.length / 4;
+        int changed = 0;
+        for (int j = 0; j < len; j++) {
+            if (chain[2 * len + j] != nextOfClass(chain, j, n)) {
+                changed++;
+            }
+        }
+        return changed;
     }
 
     /** The next entry after position {@code j} of the chain in {@code j}'s own class of bit {@code n}, or 0. */

@@ -675,6 +675,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      */
     public void install(List<Item> items) {
         ensureOpen();
+        gate.commitLeftovers();
         InstallRounds.apply(this, items, false);
     }
 

@@ -23,10 +23,22 @@ import org.htod.core.CorruptStoreException;
  * Table states are absolute (the state after this install), so that replaying them in order
  * leaves each table as the last one says. A link into a block that a later record frees is not
  * replayed: the block may have been reused.
+ *
+ * <p>A commit whose record exceeds the log's largest payload goes out as an <em>install unit</em>
+ * ({@link #split}): records of type {@link #PART_TYPE}, each an index, a count and an install
+ * record of a slice of the commit's lists, which replay takes whole or not at all ({@link
+ * #merge}). The commit writes nothing in place before its last part is durable, so a unit cut
+ * short by a crash or a failed write is, to replay, a record that was never written. A doubling
+ * batch over one long chain needs one (its links must be redone together, or a chain is left
+ * half unzipped), and so may a commit that records what failed ones left waiting.
  */
 public final class InstallRecord {
     /** Log record type of an install. */
     public static final int TYPE = 2;
+    /** Log record type of a part of an install unit (see {@link #split}). */
+    public static final int PART_TYPE = 4;
+    /** Bytes of a part's head: its index and the unit's count of parts. */
+    static final int PART_HEAD = 8;
     static final int LINK_BYTES = 28;
     static final int TABLE_BYTES = 52;
 
@@ -93,6 +105,126 @@ public final class InstallRecord {
                     .putLong(t.moved()).putInt(t.loadPermille());
         }
         return b.flip();
+    }
+
+    /**
+     * This record cut, in order, into the fewest parts whose payloads (head included) take at most
+     * {@code maxPayload} bytes each: its allocations, then its frees, links and table states, each
+     * part an install record of its slice. Merged in order ({@link #merge}) they are this record
+     * again, so replay redoes a whole unit as it would this record: its allocations before its
+     * frees, its links as of one record. Every item fits a part alone: the smallest largest
+     * payload is thousands of bytes.
+     */
+    List<InstallRecord> split(long maxPayload) {
+        long room = maxPayload - PART_HEAD - 16;
+        if (room < TABLE_BYTES) {
+            throw new IllegalArgumentException("parts of at most " + maxPayload + " bytes cannot hold an install record");
+        }
+        List<InstallRecord> parts = new ArrayList<>();
+        Slicer cut = new Slicer(room, parts);
+        for (long a : allocs) {
+            cut.add(8, p -> p.allocs.add(a));
+        }
+        for (long f : frees) {
+            cut.add(8, p -> p.frees.add(f));
+        }
+        for (LinkWrite l : links) {
+            cut.add(LINK_BYTES, p -> p.links.add(l));
+        }
+        for (TableState t : tables) {
+            cut.add(TABLE_BYTES, p -> p.tables.add(t));
+        }
+        cut.end();
+        return parts;
+    }
+
+    /** The lists of a part being filled by {@link #split}. */
+    private static final class Lists {
+        final List<Long> allocs = new ArrayList<>();
+        final List<Long> frees = new ArrayList<>();
+        final List<LinkWrite> links = new ArrayList<>();
+        final List<TableState> tables = new ArrayList<>();
+
+        InstallRecord record() {
+            return new InstallRecord(toArray(allocs), toArray(frees), links, tables);
+        }
+    }
+
+    /** Fills parts of at most {@code room} bytes of items, in order. */
+    private static final class Slicer {
+        private final long room;
+        private final List<InstallRecord> out;
+        private Lists part = new Lists();
+        private long bytes;
+
+        Slicer(long room, List<InstallRecord> out) {
+            this.room = room;
+            this.out = out;
+        }
+
+        void add(int size, java.util.function.Consumer<Lists> item) {
+            if (bytes + size > room) {
+                end();
+            }
+            item.accept(part);
+            bytes += size;
+        }
+
+        void end() {
+            if (bytes > 0) {
+                out.add(part.record());
+                part = new Lists();
+                bytes = 0;
+            }
+        }
+    }
+
+    /** The payload of part {@code index} of a unit of {@code count} parts: the head, then the part as an install record. */
+    ByteBuffer encodePart(int index, int count) {
+        ByteBuffer body = encode();
+        ByteBuffer b = ByteBuffer.allocate(PART_HEAD + body.remaining());
+        b.putInt(index).putInt(count).put(body);
+        return b.flip();
+    }
+
+    /** A part of an install unit read back: its place in the unit, the unit's parts, and its slice. */
+    public record Part(int index, int count, InstallRecord slice) {}
+
+    /** Decodes a part of an install unit at position {@code lsn}; a malformed one is damage. */
+    public static Part decodePart(ByteBuffer b, long lsn, String device) {
+        if (b.remaining() < PART_HEAD) {
+            throw bad(lsn, device, "a part of an install unit of " + b.remaining() + " bytes");
+        }
+        int index = b.getInt();
+        int count = b.getInt();
+        if (count < 2 || index < 0 || index >= count) {
+            throw bad(lsn, device, "part " + index + " of an install unit of " + count + " parts");
+        }
+        return new Part(index, count, decode(b, lsn, device));
+    }
+
+    /** The parts of a unit, in order, as the one record they were cut from (see {@link #split}). */
+    public static InstallRecord merge(List<InstallRecord> parts) {
+        Lists all = new Lists();
+        for (InstallRecord p : parts) {
+            for (long a : p.allocs) {
+                all.allocs.add(a);
+            }
+            for (long f : p.frees) {
+                all.frees.add(f);
+            }
+            all.links.addAll(p.links);
+            all.tables.addAll(p.tables);
+        }
+        return all.record();
+    }
+
+    private static long[] toArray(List<Long> l) {
+        long[] out = new long[l.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = l.get(i);
+        }
+        return out;
     }
 
     /** Decodes an install record of the log at position {@code lsn}; a malformed one is damage. */

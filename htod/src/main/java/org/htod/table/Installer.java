@@ -6,6 +6,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.htod.core.HtodException;
 import org.htod.core.alloc.Heap;
 import org.htod.core.log.Log;
 
@@ -29,6 +30,8 @@ public final class Installer implements Heap.Journal {
     private boolean committing;
     private long commits;
     private long recordBytes;
+    /** Commits that went out as install units of several records. */
+    private long units;
 
     public Installer(Log log) {
         this.log = log;
@@ -105,10 +108,24 @@ public final class Installer implements Heap.Journal {
         if (r.isEmpty()) {
             return;
         }
-        if (!r.isEmpty() && r.allocs.length > 0) {
+        List<InstallRecord> parts = partsOf(r, heap.device().name());
+        if (r.allocs.length > 0) {
             heap.sync(); // the new blocks' contents are durable before a record can name them
         }
-        log.awaitDurable(log.appendReserved(InstallRecord.TYPE, r.encode()));
+        Log.Appended last;
+        if (parts == null) {
+            last = log.appendReserved(InstallRecord.TYPE, r.encode());
+        } else {
+            // Consecutive among the install records (every commit holds the install lock), data
+            // records of writers perhaps between them; replay takes the unit only whole, and
+            // nothing of it is written in place before its last part is durable.
+            last = null;
+            for (int i = 0; i < parts.size(); i++) {
+                last = log.appendReserved(InstallRecord.PART_TYPE, parts.get(i).encodePart(i, parts.size()));
+            }
+            units++;
+        }
+        log.awaitDurable(last);
         synchronized (this) {
             allocs.subList(0, r.allocs.length).clear();
             frees.subList(0, r.frees.length - unlinked.size()).clear();
@@ -116,6 +133,34 @@ public final class Installer implements Heap.Journal {
             commits++;
             recordBytes += r.size();
         }
+    }
+
+    /**
+     * {@code r} as the parts of an install unit when it exceeds the log's largest payload, or null
+     * when it fits one record. A record over that was refused by every append, and the flusher
+     * stopped for good on the refusal. A unit may take no more than the log keeps for the
+     * flusher's records (its reserve, a quarter of the lap): a larger one could wait for room
+     * that only a checkpoint, which waits for this commit, would make. Above that the commit
+     * fails, typed and naming the sizes; the flusher retries it, and reads go on.
+     */
+    private List<InstallRecord> partsOf(InstallRecord r, String device) {
+        long max = log.maxPayload();
+        if (r.size() <= max) {
+            return null;
+        }
+        List<InstallRecord> parts = r.split(max);
+        long total = 0;
+        for (InstallRecord p : parts) {
+            total += (32L + InstallRecord.PART_HEAD + p.size() + 7) & ~7L; // header, payload, padding to 8
+        }
+        long ceiling = log.regionSize() / 4;
+        if (total > ceiling) {
+            throw new HtodException("an install record of " + r.size() + " bytes (" + r.links.size() + " links, "
+                    + r.allocs.length + " allocations, " + r.frees.length + " frees) needs " + total
+                    + " bytes of the log of " + device + " in " + parts.size() + " parts, over the " + ceiling
+                    + " bytes kept for the flusher's records: nothing was written for it; a larger log region holds it");
+        }
+        return parts;
     }
 
     /** A block allocated for something the log does not record (a checkpoint's own block): no record names it. */
@@ -145,6 +190,11 @@ public final class Installer implements Heap.Journal {
     /** Install records written so far, and their bytes. */
     public synchronized long[] counts() {
         return new long[] {commits, recordBytes};
+    }
+
+    /** Commits written as install units of several records so far. */
+    public synchronized long units() {
+        return units;
     }
 
     /** Tables waiting to have their state recorded, for a checkpoint. */

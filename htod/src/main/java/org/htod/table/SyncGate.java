@@ -212,6 +212,28 @@ final class SyncGate {
         return (int) Math.max(1, Long.highestOneBit(Math.max(1, buckets)));
     }
 
+    /** Bytes one install record of the flusher aims at (see {@link Installer#maxRecordBytes}); no bound in direct mode. */
+    long recordBudget() {
+        return installer == null ? Long.MAX_VALUE : installer.maxRecordBytes();
+    }
+
+    /**
+     * Log mode, before a table takes new changes: what a failed commit left waiting (its links,
+     * the blocks they unlink, and in the installer its allocations) is committed alone first.
+     * Recorded with the new changes instead, every retry after a failure recorded those of the
+     * tries before it too, and a run of failures (a device that fails its writes for a while)
+     * grew one record past the log's limit. So a record holds at most one commit's changes, or
+     * this throws, and nothing new is added until the leftovers are recorded.
+     */
+    void commitLeftovers() {
+        synchronized (this) {
+            if (installer == null || !keptLinks) {
+                return;
+            }
+        }
+        sync();
+    }
+
     /** Whether commits go through the log. */
     boolean logged() {
         return installer != null;
