@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import org.htod.bench.store.DiskUsage;
+import org.htod.bench.store.Drain;
 import org.htod.bench.store.Durability;
 import org.htod.bench.store.KeyValueStore;
 import org.htod.bench.store.Stores;
@@ -96,13 +97,11 @@ public abstract class StoreParams {
     }
 
     /**
-     * The end of a timed write pass, or of a load: {@code flush()}, the work the store put off
-     * ({@code finishDeferred()}), and its files forced to disk.
+     * The end of a timed write pass, or of a load ({@link Drain}): {@code flush()}, the work the
+     * store put off ({@code finishDeferred()}), and its files forced to disk.
      */
     final void finishPass() {
-        kv.flush();
-        kv.finishDeferred();
-        settle();
+        Drain.drain(kv, dir);
     }
 
     /** Keys of objects {@code 0 .. objects-1}. */

@@ -57,20 +57,24 @@ public final class DiskUsage {
     /**
      * Forces every file and directory under {@code dir} to disk ({@code FileChannel.force}; on
      * Linux this also writes back pages a store changed through a memory mapping). Benchmarks call
-     * it between phases so that one phase's write-back does not run into the next one's timing.
+     * it between phases so that one phase's write-back does not run into the next one's timing,
+     * and {@link Drain} at the end of a timed pass. Returns how many files and directories it forced.
      */
-    public static void syncRecursively(Path dir) {
+    public static int syncRecursively(Path dir) {
         if (!Files.exists(dir)) {
-            return;
+            return 0;
         }
+        int forced = 0;
         try (Stream<Path> paths = Files.walk(dir)) {
             for (Path p : (Iterable<Path>) paths::iterator) {
                 try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
                     ch.force(true);
+                    forced++;
                 } catch (NoSuchFileException e) {
                     // Removed while walking: nothing to force.
                 }
             }
+            return forced;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot sync " + dir, e);
         }

@@ -230,6 +230,17 @@ final class HtodKeyValueStore implements KeyValueStore {
         store.checkpoint();
     }
 
+    /**
+     * Log mode: the keys and bytes in the write buffer, not yet installed into the tables (none in
+     * direct mode, where a put installs its own entry; its links waiting for a flush are made
+     * durable by {@link #flush()}).
+     */
+    @Override
+    public Map<String, Long> pending() {
+        StoreStats.WriteLayerFigures w = store.stats().writeLayer();
+        return w == null ? Map.of() : Map.of("bufferedKeys", w.bufferedKeys(), "bufferBytes", w.bufferBytes());
+    }
+
     @Override
     public long diskBytes() {
         return DiskUsage.apparentBytes(dir);

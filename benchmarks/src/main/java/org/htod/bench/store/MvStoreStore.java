@@ -129,6 +129,12 @@ final class MvStoreStore implements KeyValueStore {
         store.sync();
     }
 
+    /** 1 while the store has changes not yet committed to its file (its background auto-commit's), else 0. */
+    @Override
+    public Map<String, Long> pending() {
+        return Map.of("unsavedChanges", store.hasUnsavedChanges() ? 1L : 0L);
+    }
+
     @Override
     public long diskBytes() {
         return DiskUsage.apparentBytes(dir);

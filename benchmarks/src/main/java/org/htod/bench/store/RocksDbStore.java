@@ -1,7 +1,9 @@
 package org.htod.bench.store;
 
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.rocksdb.BlockBasedTableConfig;
@@ -202,6 +204,24 @@ final class RocksDbStore implements KeyValueStore {
             Thread.currentThread().interrupt();
             throw new StoreException(NAME + ": interrupted waiting for compactions", e);
         }
+    }
+
+    /**
+     * Entries in the active memtable, immutable memtables waiting for their flush, and flushes and
+     * compactions pending or running.
+     */
+    @Override
+    public Map<String, Long> pending() {
+        Map<String, Long> p = new LinkedHashMap<>();
+        try {
+            for (String property : List.of("num-entries-active-mem-table", "num-immutable-mem-table",
+                    "mem-table-flush-pending", "num-running-flushes", "compaction-pending", "num-running-compactions")) {
+                p.put(property, db.getLongProperty("rocksdb." + property));
+            }
+        } catch (RocksDBException e) {
+            throw new StoreException(NAME + ": cannot read its properties", e);
+        }
+        return p;
     }
 
     @Override

@@ -1,5 +1,8 @@
 package org.htod.bench.store;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -8,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -193,6 +197,17 @@ final class SqliteStore implements KeyValueStore {
             st.execute("PRAGMA wal_checkpoint(TRUNCATE)");
         } catch (SQLException e) {
             throw new StoreException(NAME + ": WAL checkpoint failed", e);
+        }
+    }
+
+    /** Bytes of the write-ahead log ({@code kv.db-wal}) not yet checkpointed into the database. */
+    @Override
+    public Map<String, Long> pending() {
+        Path wal = dir.resolve("kv.db-wal");
+        try {
+            return Map.of("walBytes", Files.exists(wal) ? Files.size(wal) : 0L);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the size of " + wal, e);
         }
     }
 

@@ -1,6 +1,7 @@
 package org.htod.bench.store;
 
 import java.util.List;
+import java.util.Map;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
@@ -76,6 +77,11 @@ final class SynchronizedStore implements KeyValueStore {
     @Override
     public synchronized void finishDeferred() {
         inner.finishDeferred();
+    }
+
+    @Override
+    public synchronized Map<String, Long> pending() {
+        return inner.pending();
     }
 
     @Override
