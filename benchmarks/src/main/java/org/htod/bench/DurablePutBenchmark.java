@@ -16,8 +16,10 @@ import java.util.concurrent.atomic.LongAdder;
 import org.htod.bench.store.CpuTimes;
 import org.htod.bench.store.DiskUsage;
 import org.htod.bench.store.DiskWrites;
+import org.htod.bench.store.Drain;
 import org.htod.bench.store.DurableStores;
 import org.htod.bench.store.KeyValueStore;
+import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -57,14 +59,18 @@ import org.openjdk.jmh.infra.ThreadParams;
  *
  * <p>Every put is synced before it returns. What a store defers beyond durability (htod's installs
  * into the tables and checkpoints in log mode, RocksDB's memtable flushes and compactions,
- * SQLite's WAL checkpoints) runs in the background or in the writers during the measured
- * iterations as it comes due, as it would for a steady writer, and is charged to them; what is
- * still deferred when the last iteration ends (at most htod's write buffer, RocksDB's memtable,
- * SQLite's WAL up to its checkpoint) is done at the close, untimed, or not at all (RocksDB closes
- * with its memtable left in its WAL), and only the {@code durable-disk} line counts what is done. The score is the rate of durable puts, not of everything they
- * cost; the single-shot write passes time that. Warmup: 2 × 5 s;
- * measurement: 3 × 10 s; one fork. The store is created under the benchmarks' data directory
- * ({@value StoreParams#DIR_PROPERTY}) at the start of the trial and deleted at its end.
+ * SQLite's WAL checkpoints, the kernel's writeback) runs in the background or in the writers as it
+ * comes due, as it would for a steady writer; what is still deferred when an iteration's writers
+ * stop (up to htod's 64 MiB write buffer, RocksDB's 64 MiB memtable and the compactions its flush
+ * starts, SQLite's WAL up to its checkpoint) is done by the iteration's end, a drain ({@code
+ * Drain}: the store's flush, the work it put off, every file of it forced to disk), timed: each
+ * iteration is a {@link DrainedPass} from the store drained to the store drained again. Two
+ * scores: JMH's own, puts/s over the iteration's time, which leaves the drain out; and the drained
+ * rate, the secondary scores {@code drainedOps / drainedMs} (× 1,000 for puts/s; {@code drainMs}
+ * is the drains' part), which counts everything the puts cost and is what {@code DurableReport}'s
+ * tables and ratios use. Warmup: 2 × 5 s; measurement: 3 × 10 s; one fork. The store is created
+ * under the benchmarks' data directory ({@value StoreParams#DIR_PROPERTY}) at the start of the
+ * trial and deleted at its end.
  *
  * <p>At the end of a trial, htod's stores print what their device did (syncs, log groups and the
  * records they carried, bytes written per put) as one {@code durable-io} line; every store its
@@ -108,6 +114,8 @@ public class DurablePutBenchmark extends StoreBenchmark {
         byte[][] keys;
         byte[][] values;
         final LongAdder puts = new LongAdder();
+        /** Each iteration a pass from the store drained to the store drained again, the drain timed. */
+        final DrainedPass pass = new DrainedPass();
         /**
          * Each writer thread's id and its processor time and time in user mode (ns) when its trial
          * began: the trial's teardown reads their times again, while the threads are still alive.
@@ -144,25 +152,45 @@ public class DurablePutBenchmark extends StoreBenchmark {
             processBefore = CpuTimes.process();
         }
 
+        /** The store is drained (new, or drained at the last iteration's end): the iteration's pass begins. */
+        @Setup(Level.Iteration)
+        public void beginPass() {
+            pass.begin();
+        }
+
+        /**
+         * Every writer has stopped: the iteration's pass ends with the store drained ({@link
+         * Drain}: flushed, what it put off done, its files forced to disk), inside the pass's time.
+         */
+        @TearDown(Level.Iteration)
+        public void drainPass() {
+            pass.end(() -> Drain.drain(kv, dir));
+        }
+
         @TearDown(Level.Trial)
         public void closeAndDelete(BenchmarkParams params) {
+            closeAndDelete(params.getThreads());
+        }
+
+        /** Reports the trial's figures for {@code threads} writers, closes the store and deletes it. */
+        void closeAndDelete(int threads) {
             try {
                 String io;
                 String cpu;
                 try {
                     io = DurableStores.ioSummary(kv, puts.sum());
-                    cpu = cpuLine(params);
+                    cpu = cpuLine(threads);
                 } finally {
                     kv.close(); // before anything that may fail to report: an open store is never deleted
                 }
                 if (io != null) {
-                    report("durable-io store=" + store + " valueSize=" + valueSize + " threads=" + params.getThreads()
+                    report("durable-io store=" + store + " valueSize=" + valueSize + " threads=" + threads
                             + " " + io);
                 }
                 if (cpu != null) {
                     report(cpu);
                 }
-                reportDisk(params);
+                reportDisk(threads);
             } finally {
                 kv = null;
                 DiskUsage.deleteRecursively(dir);
@@ -177,7 +205,7 @@ public class DurablePutBenchmark extends StoreBenchmark {
          * compilers too), the writer threads' since their trial began (and of it in user mode), and
          * htod's flusher thread's where it has one (and of it in user mode).
          */
-        private String cpuLine(BenchmarkParams params) {
+        private String cpuLine(int threads) {
             long process = CpuTimes.process();
             if (processBefore < 0 || process < 0) {
                 return null;
@@ -193,7 +221,7 @@ public class DurablePutBenchmark extends StoreBenchmark {
             }
             long[] flusher = CpuTimes.threadsNamed("htod-flusher");
             return String.format(java.util.Locale.ROOT, "durable-cpu store=%s valueSize=%d threads=%d puts=%d"
-                    + " processCpuNs=%d writersCpuNs=%d writersUserNs=%d%s", store, valueSize, params.getThreads(),
+                    + " processCpuNs=%d writersCpuNs=%d writersUserNs=%d%s", store, valueSize, threads,
                     puts.sum(), process - processBefore, cpu, user,
                     flusher[0] > 0 ? " flusherCpuNs=" + flusher[0] + " flusherUserNs=" + flusher[1] : "");
         }
@@ -202,7 +230,7 @@ public class DurablePutBenchmark extends StoreBenchmark {
          * The {@code durable-disk} line: what the disk wrote over the trial, warmup, close and the
          * writeback of what the store left in the page cache included, for every store alike.
          */
-        private void reportDisk(BenchmarkParams params) {
+        private void reportDisk(int threads) {
             if (disk.isEmpty() || diskBefore.isEmpty()) {
                 return;
             }
@@ -212,7 +240,7 @@ public class DurablePutBenchmark extends StoreBenchmark {
                 long n = Math.max(1, puts.sum());
                 report(String.format(java.util.Locale.ROOT, "durable-disk store=%s valueSize=%d threads=%d puts=%d disk=%s"
                         + " diskBytes=%d diskWrites=%d diskBytesPerPut=%.0f diskWritesPerPut=%.3f", store, valueSize,
-                        params.getThreads(), puts.sum(), disk.get().disk(), c.bytes(), c.writes(), (double) c.bytes() / n,
+                        threads, puts.sum(), disk.get().disk(), c.bytes(), c.writes(), (double) c.bytes() / n,
                         (double) c.writes() / n));
             });
         }
@@ -249,9 +277,36 @@ public class DurablePutBenchmark extends StoreBenchmark {
         }
     }
 
+    /** The figures of each iteration's drained pass, as secondary scores ({@link DrainedCounters}). */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.EVENTS)
+    public static class Drained extends DrainedCounters {
+        @Setup(Level.Trial)
+        public void bind(ThreadParams thread, Target t) {
+            bind(thread, t.pass);
+        }
+
+        // JMH takes a state's counters from its own methods, not inherited ones
+        @Override
+        public long drainedOps() {
+            return super.drainedOps();
+        }
+
+        @Override
+        public double drainedMs() {
+            return super.drainedMs();
+        }
+
+        @Override
+        public double drainMs() {
+            return super.drainMs();
+        }
+    }
+
     @Benchmark
-    public void put(Target t, Writer w) {
+    public void put(Target t, Writer w, Drained d) {
         t.kv.put(t.keys[w.random.nextInt(t.keys.length)], t.values[w.random.nextInt(VALUES)]);
         t.puts.increment();
+        t.pass.op();
     }
 }

@@ -20,7 +20,8 @@ import org.htod.bench.store.DurableStores;
 /**
  * The tables of the durable-put benchmark ({@code DurablePutBenchmark}), from its JMH JSON: puts/s
  * for each store, value size and thread count; how many times faster each htod mode is than each
- * rival; how each store scales from one thread; and, from the lines the benchmark leaves, how
+ * rival; how each store scales from one thread; JMH's own score beside the drain's share of the
+ * time; and, from the lines the benchmark leaves, how
  * many puts each of htod's syncs carried ({@code durable-io}), the processor time of a put
  * ({@code durable-cpu}) and what the disk wrote for it ({@code durable-disk}).
  *
@@ -30,13 +31,30 @@ import org.htod.bench.store.DurableStores;
  * </pre>
  *
  * Prints Markdown; {@code benchmarks/run.sh durable} runs it.
+ *
+ * <p>Puts/s is the drained rate ({@link DrainedScore}): each iteration a pass from the store
+ * drained to the store drained again, the drain (flush, the work the store put off, its files forced
+ * to disk) timed with it, {@code drainedOps / drainedMs}; the ratios and the scaling are of it.
+ * JMH's primary score, puts over the iteration's time alone, leaves the drain out, and is shown
+ * apart. A run without drain figures (one made before the iterations were drained) is scored by
+ * JMH's score, marked {@code *}.
  */
 public final class DurableReport {
 
     private DurableReport() {}
 
-    /** One measured score: puts/s of {@code store} at {@code valueSize} bytes and {@code threads} writers. */
-    record Score(String store, int valueSize, int threads, double score, double error) {}
+    /**
+     * One measured score: puts/s of {@code store} at {@code valueSize} bytes and {@code threads}
+     * writers, the drained rate where {@code drained}, else JMH's score; JMH's score {@code jmh} and
+     * the drains' share of the passes' time ({@code drainShare}, NaN where unknown) beside it.
+     */
+    record Score(String store, int valueSize, int threads, double score, double error, boolean drained, double jmh,
+            double drainShare) {
+        /** A score read from JMH's primary score alone (no drain figures). */
+        Score(String store, int valueSize, int threads, double score, double error) {
+            this(store, valueSize, threads, score, error, false, score, Double.NaN);
+        }
+    }
 
     /** A row of the tables: one value size and thread count. */
     record Row(int valueSize, int threads) implements Comparable<Row> {
@@ -77,8 +95,13 @@ public final class DurableReport {
             JsonNode p = run.get("params");
             JsonNode m = run.get("primaryMetric");
             double error = m.get("scoreError").isNumber() ? m.get("scoreError").asDouble() : Double.NaN;
-            out.add(new Score(p.get("store").asText(), p.get("valueSize").asInt(), run.get("threads").asInt(),
-                    m.get("score").asDouble(), error));
+            String store = p.get("store").asText();
+            int valueSize = p.get("valueSize").asInt();
+            int threads = run.get("threads").asInt();
+            double jmh = m.get("score").asDouble();
+            out.add(DrainedScore.of(run)
+                    .map(d -> new Score(store, valueSize, threads, d.score(), d.error(), true, jmh, d.drainShare()))
+                    .orElseGet(() -> new Score(store, valueSize, threads, jmh, error)));
         }
         return out;
     }
@@ -110,7 +133,10 @@ public final class DurableReport {
             b.append(n).append('\n');
         }
 
-        b.append("\nDurable puts/s (all threads together; ± is JMH's 99.9% error):\n\n| value B | threads |");
+        b.append("\nDurable puts/s, each measured iteration a pass from the store drained to the store drained"
+                + " again, the drain at its end (flush, the work the store put off, its files forced to disk) timed"
+                + " with it (`drainedOps / drainedMs`; all threads together; ± is JMH's 99.9% error of the"
+                + " iterations' rates):\n\n| value B | threads |");
         stores.forEach(s -> b.append(' ').append(s).append(" |"));
         b.append("\n|---|---|");
         stores.forEach(s -> b.append("---|"));
@@ -122,9 +148,9 @@ public final class DurableReport {
                 if (x == null) {
                     b.append(" – |");
                 } else if (Double.isNaN(x.error)) {
-                    b.append(String.format(Locale.ROOT, " %,.0f |", x.score));
+                    b.append(String.format(Locale.ROOT, " %,.0f%s |", x.score, mark(x)));
                 } else {
-                    b.append(String.format(Locale.ROOT, " %,.0f ± %,.0f |", x.score, x.error));
+                    b.append(String.format(Locale.ROOT, " %,.0f ± %,.0f%s |", x.score, x.error, mark(x)));
                 }
             }
             b.append('\n');
@@ -150,7 +176,8 @@ public final class DurableReport {
                 for (String[] p : pairs) {
                     Score h = byRow.get(r).get(p[0]);
                     Score x = byRow.get(r).get(p[1]);
-                    b.append(h == null || x == null ? " – |" : String.format(Locale.ROOT, " %.2f |", h.score / x.score));
+                    b.append(h == null || x == null ? " – |"
+                            : String.format(Locale.ROOT, " %.2f%s |", h.score / x.score, mark(h, x)));
                 }
                 b.append('\n');
             }
@@ -167,9 +194,37 @@ public final class DurableReport {
             for (String s : stores) {
                 Score x = byRow.get(r).get(s);
                 Score base = one == null ? null : one.get(s);
-                b.append(x == null || base == null ? " – |" : String.format(Locale.ROOT, " %.2f |", x.score / base.score));
+                b.append(x == null || base == null ? " – |"
+                        : String.format(Locale.ROOT, " %.2f%s |", x.score / base.score, mark(x, base)));
             }
             b.append('\n');
+        }
+
+        if (scores.stream().anyMatch(Score::drained)) {
+            b.append("\nJMH's own score, puts/s over each iteration's time alone (what the store still had to do at"
+                    + " its end left out), and in brackets the drains' share of the passes' time:\n\n| value B | threads |");
+            stores.forEach(s -> b.append(' ').append(s).append(" |"));
+            b.append("\n|---|---|");
+            stores.forEach(s -> b.append("---|"));
+            b.append('\n');
+            for (Row r : rows) {
+                b.append("| ").append(r.valueSize).append(" | ").append(r.threads).append(" |");
+                for (String s : stores) {
+                    Score x = byRow.get(r).get(s);
+                    if (x == null) {
+                        b.append(" – |");
+                    } else if (Double.isNaN(x.drainShare)) {
+                        b.append(String.format(Locale.ROOT, " %,.0f |", x.jmh));
+                    } else {
+                        b.append(String.format(Locale.ROOT, " %,.0f (%.1f%%) |", x.jmh, 100 * x.drainShare));
+                    }
+                }
+                b.append('\n');
+            }
+        }
+        if (scores.stream().anyMatch(s -> !s.drained)) {
+            b.append("\n\\* JMH's score: the run has no drain figures (made before its iterations were drained), so"
+                    + " what the store still had to do when each iteration ended is left out.\n");
         }
 
         trialTable(b, ioLines, "durable-io", "htod's device over each whole trial (warmup included): puts per device"
@@ -240,6 +295,16 @@ public final class DurableReport {
             row.addAll(cells.apply(f));
             b.append("| ").append(String.join(" | ", row)).append(" |").append(System.lineSeparator());
         }
+    }
+
+    /** "*" where a score has no drain figures (JMH's score), else nothing. */
+    private static String mark(Score... scores) {
+        for (Score s : scores) {
+            if (!s.drained) {
+                return "*";
+            }
+        }
+        return "";
     }
 
     /** {@code String.format} in the root locale, as every figure of the tables. */

@@ -13,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -23,7 +24,10 @@ import org.knowm.xchart.CategoryChartBuilder;
 /**
  * Turns JMH JSON results into what a reader looks at: one PNG bar chart per workload (the
  * benchmark with every parameter but the subject fixed), and a Markdown table of each subject's
- * throughput relative to a reference subject, written into a Markdown file between markers.
+ * throughput relative to a reference subject, written into a Markdown file between markers. A
+ * throughput write run whose iterations drain the store ({@code ReplaceBenchmark}) is scored by its
+ * drained rate ({@link DrainedScore}: each iteration from the store drained to the store drained
+ * again, the drain timed), not by JMH's primary score, which leaves the drain out.
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar org.htod.bench.report.ResultsReport \
@@ -38,8 +42,11 @@ public final class ResultsReport {
 
     private ResultsReport() {}
 
-    /** One measured score. */
-    record Score(String workload, String subject, double score, double error, String unit) {}
+    /**
+     * One measured score: for a run that drains its iterations the drained rate ({@code drained}
+     * true), else JMH's primary score.
+     */
+    record Score(String workload, String subject, double score, double error, String unit, boolean drained) {}
 
     public static void main(String[] args) throws IOException {
         System.setProperty("java.awt.headless", "true");
@@ -101,8 +108,14 @@ public final class ResultsReport {
             StringBuilder workload = new StringBuilder(bench);
             params.forEach((k, v) -> workload.append(' ').append(k).append('=').append(v));
             JsonNode m = run.get("primaryMetric");
-            double error = m.get("scoreError").isNumber() ? m.get("scoreError").asDouble() : Double.NaN;
-            out.add(new Score(workload.toString(), subject, m.get("score").asDouble(), error, m.get("scoreUnit").asText()));
+            String unit = m.get("scoreUnit").asText();
+            Optional<DrainedScore> drained = DrainedScore.of(run);
+            if (drained.isPresent()) {
+                out.add(new Score(workload.toString(), subject, drained.get().score(), drained.get().error(), unit, true));
+            } else {
+                double error = m.get("scoreError").isNumber() ? m.get("scoreError").asDouble() : Double.NaN;
+                out.add(new Score(workload.toString(), subject, m.get("score").asDouble(), error, unit, false));
+            }
         }
         return out;
     }
@@ -139,6 +152,14 @@ public final class ResultsReport {
         if (!timed.isEmpty()) {
             b.append(", or the inverse ratio of times per operation for the workloads scored in time (")
                     .append(String.join(", ", timed)).append(')');
+        }
+        Set<String> drained = new TreeSet<>();
+        byWorkload.forEach((w, l) -> l.stream().filter(Score::drained).forEach(s -> drained.add(w.split(" ", 2)[0])));
+        if (!drained.isEmpty()) {
+            b.append("; for ").append(String.join(", ", drained)).append(" the throughput is the drained rate:"
+                    + " operations over each iteration from the store drained to the store drained again, the drain"
+                    + " (flush, the work the store put off, its files forced to disk) timed with them"
+                    + " (`drainedOps / drainedMs`), not JMH's score, which leaves the drain out");
         }
         b.append(". ").append(Machine.describe()).append('\n');
         if (!command.isEmpty()) {

@@ -43,10 +43,11 @@ class DurableReportTest {
                         + " writersCpuNs=30000000 writersUserNs=10000000 flusherCpuNs=5000000 flusherUserNs=2000000",
                         "durable-cpu store=rocksdb valueSize=200 threads=4 puts=2000 processCpuNs=90000000"
                         + " writersCpuNs=60000000 writersUserNs=20000000"), "cmd", List.of("Disk: fast."));
-        assertTrue(md.contains("| 200 | 1 | 100 | 200 |"), md);
-        assertTrue(md.contains("| 200 | 1 | 0.50 |"), md);
-        assertTrue(md.contains("| 200 | 4 | 4.00 |"), md);
-        assertTrue(md.contains("| 200 | 4 | 4.00 | 0.50 |"), md);
+        // runs without drain figures: JMH's scores, marked
+        assertTrue(md.contains("| 200 | 1 | 100* | 200* |"), md);
+        assertTrue(md.contains("| 200 | 1 | 0.50* |"), md);
+        assertTrue(md.contains("| 200 | 4 | 4.00* |"), md);
+        assertTrue(md.contains("| 200 | 4 | 4.00* | 0.50* |"), md);
         assertTrue(md.contains("| htod-log | 200 | 4 | 1,000 | 4.00 | 5.00 | 500 | 25.0% | 75% |"), md);
         // a log that counted neither its waits nor its flusher's time
         assertTrue(md.contains("| htod-log | 4000 | 4 | 10 | 2.00 | 2.00 | 5,000 | – | – |"), md);
@@ -57,6 +58,37 @@ class DurableReportTest {
         // processor time per put: process, writers, writers' user, flusher and its user (htod's only), the rest
         assertTrue(md.contains("| htod-log | 200 | 4 | 1,000 | 50.0 | 30.0 | 10.0 | 5.0 | 2.0 | 15.0 |"), md);
         assertTrue(md.contains("| rocksdb | 200 | 4 | 2,000 | 45.0 | 30.0 | 10.0 | – | – | 15.0 |"), md);
+    }
+
+    /** A run with drain figures: two iterations of {@code ops[i]} puts in {@code ms[i]}, {@code drainMs} of them draining. */
+    private static String drained(String store, int threads, double jmhScore, long[] ops, double[] ms, double drainMs) {
+        return "{\"benchmark\": \"org.htod.bench.DurablePutBenchmark.put\", \"threads\": " + threads
+                + ", \"params\": {\"store\": \"" + store + "\", \"valueSize\": \"200\", \"keySpace\": \"100000\"},"
+                + " \"primaryMetric\": {\"score\": " + jmhScore + ", \"scoreError\": \"NaN\", \"scoreUnit\": \"ops/s\"},"
+                + " \"secondaryMetrics\": {"
+                + "\"drainedOps\": {\"score\": " + (ops[0] + ops[1]) + ", \"rawData\": [[" + ops[0] + ", " + ops[1] + "]]},"
+                + "\"drainedMs\": {\"score\": " + (ms[0] + ms[1]) + ", \"rawData\": [[" + ms[0] + ", " + ms[1] + "]]},"
+                + "\"drainMs\": {\"score\": " + drainMs + ", \"rawData\": [[0, 0]]}}}";
+    }
+
+    @Test
+    void putsAndRatiosAreOfTheDrainedRate() throws IOException {
+        Path json = dir.resolve("d.json");
+        // htod: JMH counts 1,000 puts/s but its passes, drains included, make 500; RocksDB 400 and 400
+        Files.writeString(json, "[" + String.join(",",
+                drained("htod-log", 1, 1000, new long[] {1000, 1000}, new double[] {2000, 2000}, 1000),
+                drained("rocksdb", 1, 400, new long[] {400, 400}, new double[] {1000, 1000}, 0),
+                run("sqlite", 200, 1, 100)) + "]");
+        List<DurableReport.Score> scores = DurableReport.read(json);
+        assertEquals(500, scores.get(0).score(), 1e-9);
+        assertTrue(scores.get(0).drained() && !scores.get(2).drained());
+        String md = DurableReport.report(scores, List.of(), "", List.of());
+        assertTrue(md.contains("| 200 | 1 | 500 | 400 | 100* |"), md);
+        // the ratio is of the drained rates (500 / 400), not of JMH's scores (1,000 / 400)
+        assertTrue(md.contains("| 200 | 1 | 1.25 | 5.00* |"), md);
+        // JMH's own score apart, with the drains' share of the passes' time
+        assertTrue(md.contains("| 200 | 1 | 1,000 (25.0%) | 400 (0.0%) | 100 |"), md);
+        assertTrue(md.contains("\\* JMH's score: the run has no drain figures"), md);
     }
 
     @Test

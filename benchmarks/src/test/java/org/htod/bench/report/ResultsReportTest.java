@@ -74,6 +74,37 @@ class ResultsReportTest {
     }
 
     @Test
+    void replacementsAreScoredByTheirDrainedRate() throws IOException {
+        Path json = dir.resolve("d.json");
+        // JMH's scores say htod makes 3 times sqlite's replacements/s; drained, htod's passes make
+        // 1,000 in 2 s and 1,000 in 3 s (400/s), sqlite's 300 in 1 s and 300 in 2 s (200/s)
+        Files.writeString(json, """
+                [
+                  {"benchmark": "org.htod.bench.ReplaceBenchmark.replace", "params": {"store": "htod"},
+                   "primaryMetric": {"score": 900.0, "scoreError": 1.0, "scoreUnit": "ops/s"},
+                   "secondaryMetrics": {
+                     "drainedOps": {"score": 2000, "rawData": [[1000, 1000]]},
+                     "drainedMs": {"score": 5000.0, "rawData": [[2000.0, 3000.0]]},
+                     "drainMs": {"score": 2000.0, "rawData": [[1000.0, 1000.0]]}}},
+                  {"benchmark": "org.htod.bench.ReplaceBenchmark.replace", "params": {"store": "sqlite"},
+                   "primaryMetric": {"score": 300.0, "scoreError": 1.0, "scoreUnit": "ops/s"},
+                   "secondaryMetrics": {
+                     "drainedOps": {"score": 600, "rawData": [[300, 300]]},
+                     "drainedMs": {"score": 3000.0, "rawData": [[1000.0, 2000.0]]},
+                     "drainMs": {"score": 0.0, "rawData": [[0.0, 0.0]]}}}
+                ]
+                """);
+        List<ResultsReport.Score> scores = ResultsReport.read(json, "store");
+        assertEquals(400.0, scores.get(0).score(), 1e-9);
+        assertEquals(200.0, scores.get(1).score(), 1e-9);
+        Map<String, List<ResultsReport.Score>> byWorkload = new TreeMap<>();
+        scores.forEach(s -> byWorkload.computeIfAbsent(s.workload(), w -> new java.util.ArrayList<>()).add(s));
+        String table = ResultsReport.table(byWorkload, "htod", "");
+        assertTrue(table.contains("| ReplaceBenchmark.replace | 1.00 | 2.00 |"), table);
+        assertTrue(table.contains("for ReplaceBenchmark.replace the throughput is the drained rate"), table);
+    }
+
+    @Test
     void writesBetweenItsOwnMarkersOnly() throws IOException {
         Path readme = dir.resolve("README.md");
         Files.writeString(readme, "top\n<!-- a:begin -->\nold a\n<!-- a:end -->\nmid\n<!-- b:begin -->\nold b\n"

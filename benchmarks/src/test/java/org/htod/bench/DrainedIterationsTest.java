@@ -1,0 +1,106 @@
+package org.htod.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.htod.bench.store.DiskUsage;
+import org.htod.bench.store.Durability;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The throughput write benchmarks end each iteration drained: their iteration setups and teardowns,
+ * called as JMH calls them, count every operation into the iteration's pass and leave the store
+ * with nothing pending after it, where the same operations undrained leave work pending.
+ */
+class DrainedIterationsTest {
+
+    private Path dir;
+    private String before;
+
+    @BeforeEach
+    void makeDir() throws IOException {
+        Path base = Paths.get(System.getProperty("htod.test.dir", "target/test-stores"));
+        Files.createDirectories(base);
+        dir = Files.createTempDirectory(base, "drained-");
+        before = System.setProperty(StoreParams.DIR_PROPERTY, dir.toString());
+    }
+
+    @AfterEach
+    void removeDir() {
+        if (before == null) {
+            System.clearProperty(StoreParams.DIR_PROPERTY);
+        } else {
+            System.setProperty(StoreParams.DIR_PROPERTY, before);
+        }
+        DiskUsage.deleteRecursively(dir);
+    }
+
+    private static boolean nonePending(Map<String, Long> pending) {
+        return pending.values().stream().allMatch(n -> n == 0);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"htod-log", "rocksdb", "sqlite"})
+    void durablePutsEndEachIterationDrained(String store) {
+        DurablePutBenchmark bench = new DurablePutBenchmark();
+        DurablePutBenchmark.Target t = new DurablePutBenchmark.Target();
+        t.store = store;
+        t.valueSize = 200;
+        t.keySpace = 1000;
+        t.open();
+        try {
+            DurablePutBenchmark.Writer w = new DurablePutBenchmark.Writer();
+            w.random = new SplittableRandom(1);
+            for (int iteration = 0; iteration < 2; iteration++) {
+                t.beginPass();
+                for (int i = 0; i < 300; i++) {
+                    bench.put(t, w, null);
+                }
+                assertTrue(!nonePending(t.kv.pending()), store + " shows nothing pending before the drain");
+                t.drainPass();
+                assertTrue(nonePending(t.kv.pending()), store + " left " + t.kv.pending() + " after the iteration");
+                assertEquals(300, t.pass.last().ops());
+                assertTrue(t.pass.last().drainNanos() > 0 && t.pass.last().nanos() > t.pass.last().drainNanos());
+            }
+        } finally {
+            t.closeAndDelete(1);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"htod", "rocksdb", "sqlite"})
+    void replacementsEndEachIterationDrained(String store) {
+        LoadedStore s = new LoadedStore();
+        s.store = store;
+        s.corpus = "olympic";
+        s.durability = Durability.NONE;
+        s.objects = 300;
+        s.load();
+        try {
+            assertTrue(nonePending(s.kv.pending()), store + " loaded with " + s.kv.pending() + " pending");
+            ReplaceBenchmark bench = new ReplaceBenchmark();
+            ReplaceBenchmark.Live live = new ReplaceBenchmark.Live();
+            live.init(s);
+            ReplaceBenchmark.Passes passes = new ReplaceBenchmark.Passes();
+            passes.begin(s);
+            for (int i = 0; i < 200; i++) {
+                bench.replace(s, live, passes, null);
+            }
+            assertTrue(!nonePending(s.kv.pending()), store + " shows nothing pending before the drain");
+            passes.drain();
+            assertTrue(nonePending(s.kv.pending()), store + " left " + s.kv.pending() + " after the iteration");
+            assertEquals(200, passes.pass.last().ops());
+        } finally {
+            s.tearDown();
+        }
+    }
+}
