@@ -25,7 +25,7 @@ public final class Main {
             "  --demo-size S       full (default: about 4,300 fragments, 380 pages) or small",
             "  --filler N          also publish N archive fragments into an empty store",
             "  --max-body BYTES    largest publish body (default 1048576)",
-            "  --max-connections N connections open at most (default 1024); more are closed at once",
+            "  --max-connections N connections open at most (default 1024); more are answered 503",
             "  --request-time S    seconds a request may take to arrive whole (default 30); then 408",
             "  --port-file FILE    write the bound port there once ready",
             "  --admin-token-file FILE  the secret of the admin endpoints (POST /admin/compact), read",

@@ -18,8 +18,10 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpMessage;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
@@ -27,6 +29,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.buffer.Unpooled;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.DefaultEventExecutorGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.EventExecutorGroup;
@@ -71,7 +74,8 @@ final class PublishingServer implements AutoCloseable {
      * @param demo the site to load into an empty store, or null
      * @param filler extra leaf fragments to publish into an empty store (restart measurements)
      * @param idle how long a connection may send nothing before it is closed
-     * @param maxConnections connections open at most: one more is closed as soon as it is accepted
+     * @param maxConnections connections open at most: one more is answered 503 as soon as it is
+     *     accepted, and closed
      * @param requestTime how long a request may take to arrive whole, from its first byte: past it,
      *     408 and the connection closed
      * @param adminToken the secret an admin request carries as {@code Authorization: Bearer <token>};
@@ -155,6 +159,8 @@ final class PublishingServer implements AutoCloseable {
     private final AtomicInteger pipelines = new AtomicInteger();
     /** Connections accepted and not closed yet, at most {@link Config#maxConnections}. */
     private final AtomicInteger open = new AtomicInteger();
+    /** Connections refused for the limit and not closed yet, at most {@link Refused#MAX}. */
+    private final AtomicInteger refusing = new AtomicInteger();
     private final long startedNanos;
     final String loadReport;
 
@@ -243,11 +249,11 @@ final class PublishingServer implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         // At most config.maxConnections(): there was no limit, and each connection
-                        // holds a descriptor and buffers. One more is closed at once, unread.
+                        // holds a descriptor and buffers. One more is answered 503 and closed.
                         if (open.incrementAndGet() > config.maxConnections()) {
                             open.decrementAndGet();
                             metrics.connectionsRefused.increment();
-                            ch.close();
+                            refuse(ch);
                             return;
                         }
                         ch.closeFuture().addListener(f -> open.decrementAndGet());
@@ -271,6 +277,74 @@ final class PublishingServer implements AutoCloseable {
                     f.cause());
         }
         return f.channel();
+    }
+
+    /**
+     * Answers a connection past the limit {@code 503} with {@code Retry-After} and closes it. It
+     * was closed without a word, which a client or a load balancer takes for a failed server, not
+     * a full one. The answer goes at once, without waiting for the request: a slow client must not
+     * keep the server waiting on a connection it refuses, and HTTP/1.1 lets a server answer and
+     * close whenever it must (RFC 9112 §9.6). The connection takes no slot; it is half closed
+     * after the answer and what the client sends meanwhile is read and dropped, for {@link
+     * Refused#LINGER} at most: closed with the request unread, it would be reset, and the client
+     * could lose the answer. At most {@link Refused#MAX} linger so; past them one is closed at
+     * once, unanswered, so that a flood of connections holds a bounded number of descriptors.
+     */
+    private void refuse(SocketChannel ch) {
+        if (refusing.incrementAndGet() > Refused.MAX) {
+            refusing.decrementAndGet();
+            ch.close();
+            return;
+        }
+        ch.closeFuture().addListener(f -> refusing.decrementAndGet());
+        ch.pipeline().addLast(new HttpResponseEncoder()).addLast(new Refused(config.maxConnections()));
+    }
+
+    /** What a connection past the limit gets: see {@link #refuse}. Runs on its I/O thread only. */
+    private static final class Refused extends io.netty.channel.ChannelInboundHandlerAdapter {
+        /** Connections refused and not closed yet, at most. */
+        static final int MAX = 64;
+        /** How long a refused connection is read, at most, after its answer. */
+        static final Duration LINGER = Duration.ofSeconds(1);
+        /** The Retry-After of the answer, in seconds: a slot is freed as soon as a connection closes. */
+        static final int RETRY_AFTER = 1;
+
+        private final int limit;
+
+        Refused(int limit) {
+            this.limit = limit;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    Unpooled.copiedBuffer("503 the server holds as many connections as it may (" + limit
+                            + "); try again later\n", StandardCharsets.UTF_8));
+            r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
+                    .set(HttpHeaderNames.RETRY_AFTER, RETRY_AFTER)
+                    .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            HttpUtil.setContentLength(r, r.content().readableBytes());
+            ctx.writeAndFlush(r).addListener((ChannelFutureListener) f -> {
+                if (f.isSuccess() && f.channel() instanceof SocketChannel c) {
+                    c.shutdownOutput();
+                    ctx.executor().schedule(() -> {
+                        ctx.close();
+                    }, LINGER.toMillis(), TimeUnit.MILLISECONDS);
+                } else {
+                    ctx.close();
+                }
+            });
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ReferenceCountUtil.release(msg); // the request is not read: the answer is the same whatever it is
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close(); // reset by the client: nothing more to say
+        }
     }
 
     /**

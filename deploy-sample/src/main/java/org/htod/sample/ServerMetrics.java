@@ -33,7 +33,7 @@ final class ServerMetrics {
     final Counter pageReads = Counter.builder("htod.page.reads").description("pages served (200 and 304)")
             .register(registry);
     final Counter connectionsRefused = Counter.builder("htod.connections.refused")
-            .description("connections closed as soon as accepted: the limit was reached").register(registry);
+            .description("connections answered 503 and closed as soon as accepted: the limit was reached").register(registry);
     final Counter notModified = Counter.builder("htod.page.not.modified").description("304 answers").register(registry);
     final Timer publishLatency = Timer.builder("htod.publish.latency").description("from request to durable answer")
             .publishPercentiles(0.5, 0.9, 0.99).register(registry);

@@ -1,6 +1,7 @@
 package org.htod.sample;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -100,32 +101,43 @@ class ConnectionsTest {
     }
 
     /**
-     * Past the configured number of open connections (2 here) one more is closed at once, and
-     * counted; the others go on being served, and once one of them closes a new one is. There was
-     * no limit.
+     * Past the configured number of open connections (2 here) one more is answered {@code 503}
+     * with {@code Retry-After} and {@code Connection: close} at once, before it sends anything,
+     * and closed; one that sends its request gets the same answer, not a reset. It is counted,
+     * holds no slot: the others go on being served, and once one of them closes a new one is.
+     * It was closed without an answer, which a client or a load balancer reads as a failed server.
      */
     @Test
-    void connectionsPastTheLimitAreClosedAtOnce() throws Exception {
+    void aConnectionPastTheLimitIsAnswered503AndClosed() throws Exception {
         try (PublishingServer server = PublishingServer.start(config("limit.htod", Duration.ofSeconds(10))
                 .withLimits(2, Duration.ofSeconds(10)))) {
             String get = "GET /stats HTTP/1.1\r\nHost: x\r\n\r\n";
             try (Socket a = connect(server); Socket b = connect(server)) {
                 assertTrue(exchange(a, get).startsWith("HTTP/1.1 200"));
                 assertTrue(exchange(b, get).startsWith("HTTP/1.1 200"));
-                try (Socket c = connect(server)) {
-                    c.setSoTimeout(5_000);
-                    String r;
-                    try {
-                        r = exchange(c, get);
-                    } catch (IOException e) { // reset: closed before the request came
-                        r = "CLOSED " + e;
+                for (String request : new String[] {"", get}) {
+                    try (Socket c = connect(server)) {
+                        c.setSoTimeout(5_000);
+                        long t0 = System.nanoTime();
+                        write(c, request);
+                        String r;
+                        try {
+                            r = readAll(c);
+                        } catch (IOException e) { // reset
+                            r = "RESET " + e;
+                        }
+                        assertTrue(r.startsWith("HTTP/1.1 503 Service Unavailable\r\n"),
+                                "the connection past the limit is answered 503: " + r);
+                        assertTrue(r.toLowerCase(java.util.Locale.ROOT).contains("\r\nretry-after: 1\r\n")
+                                && r.toLowerCase(java.util.Locale.ROOT).contains("\r\nconnection: close\r\n"), r);
+                        assertFalse(r.endsWith("TIMEOUT"), "and closed: " + r);
+                        assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), "at once: " + r);
                     }
-                    assertTrue(r.contains("CLOSED"), "the third connection is closed at once: " + r);
                 }
                 assertTrue(exchange(a, get).startsWith("HTTP/1.1 200"));
                 assertTrue(exchange(b, get).startsWith("HTTP/1.1 200"));
                 String metrics = exchange(a, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
-                assertTrue(metrics.contains("\nhtod_connections_refused_total 1.0\n"), metrics);
+                assertTrue(metrics.contains("\nhtod_connections_refused_total 2.0\n"), metrics);
                 assertTrue(metrics.contains("\nhtod_connections 2.0\n"), metrics);
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
