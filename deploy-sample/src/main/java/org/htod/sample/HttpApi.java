@@ -233,16 +233,18 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     private void page(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive, String p) {
         Timer.Sample t = Timer.start(metrics.registry);
-        String text = cache.page(p);
-        if (text == null) {
+        PageExpiries.Read read = server.expiries().read(p);
+        if (read == null) {
             throw new Refusal(HttpResponseStatus.NOT_FOUND, "no page " + p);
         }
-        byte[] body = text.getBytes(StandardCharsets.UTF_8);
+        byte[] body = read.text().getBytes(StandardCharsets.UTF_8);
         CRC32C crc = new CRC32C();
         crc.update(body);
         String etag = "\"" + Long.toHexString(crc.getValue()) + "-" + Integer.toHexString(body.length) + "\"";
         long maxAge = server.maxAge().toSeconds();
-        Instant exp = earliestExpiry(p);
+        // Not past the earliest expiry under the page: the page changes when that fragment
+        // expires (the sweep rebuilds it without it).
+        Instant exp = read.earliest();
         if (exp != null) {
             maxAge = Math.max(0, Math.min(maxAge, Duration.between(Instant.now(), exp).toSeconds()));
         }
@@ -257,36 +259,6 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         send(ctx, keepAlive, r);
         metrics.pageReads.increment();
         t.stop(metrics.readLatency);
-    }
-
-    /**
-     * The earliest expiry among the page and every fragment it includes, directly or through
-     * composites; null if none of them expires. The page changes when the first of them expires
-     * (the sweep rebuilds it without it), so its max-age must not reach past it: it counted the
-     * page's own expiry only. The walk is taken only while some fragment has a time to live.
-     */
-    private Instant earliestExpiry(String page) {
-        if (cache.expiringCount() == 0) {
-            return null;
-        }
-        Instant earliest = null;
-        java.util.Set<String> seen = new java.util.HashSet<>();
-        java.util.ArrayDeque<String> next = new java.util.ArrayDeque<>();
-        seen.add(page);
-        next.add(page);
-        while (!next.isEmpty()) {
-            String f = next.poll();
-            Instant e = cache.expiresAt(f);
-            if (e != null && (earliest == null || e.isBefore(earliest))) {
-                earliest = e;
-            }
-            for (String d : cache.graph().dependencies(f)) {
-                if (seen.add(d)) {
-                    next.add(d);
-                }
-            }
-        }
-        return earliest;
     }
 
     private static boolean matches(String ifNoneMatch, String etag) {

@@ -144,6 +144,8 @@ final class PublishingServer implements AutoCloseable {
     private final Config config;
     private final HtodStore store;
     private final FragmentCache cache;
+    /** Every unit applied to the cache after the first load goes through it: see {@link #apply} and {@link #sweep}. */
+    private final PageExpiries expiries;
     private final ServerMetrics metrics = new ServerMetrics();
     private final Publisher publisher;
     private final StoreFigures figures;
@@ -179,8 +181,9 @@ final class PublishingServer implements AutoCloseable {
         this.store = Htod.builder(config.data()).durability(Durability.NONE).open();
         try {
             this.cache = FragmentCache.open(store, "site");
+            this.expiries = new PageExpiries(cache);
             this.loadReport = firstLoad();
-            this.publisher = new Publisher(writes.apply(cache::apply), metrics);
+            this.publisher = new Publisher(writes.apply(this::apply), metrics);
             this.figures = new StoreFigures(store, cache, ServerMetrics.since(startedNanos));
             figures.bindTo(metrics.registry);
             Gauge.builder("htod.connections", open, AtomicInteger::get)
@@ -218,6 +221,7 @@ final class PublishingServer implements AutoCloseable {
         return new PublishingServer(config, writes);
     }
 
+    /** Before the server is bound: no page is read yet, so no expiry is kept that the load could change. */
     private String firstLoad() {
         // The graph's counts first: one record. cache1's size is exact but, after a crash, reads
         // the table once for every key the log put back in the write buffer (seconds for 100,000).
@@ -406,9 +410,15 @@ final class PublishingServer implements AutoCloseable {
         }
     }
 
-    private void sweep() {
+    /** Applies one unit of the publisher, through the pages' expiries, which it may change. */
+    private PublishResult apply(List<Change> unit) {
+        return expiries.publish(unit, cache::apply);
+    }
+
+    /** Unpublishes the fragments whose time to live has ended; every 5 s, and from tests. */
+    void sweep() {
         try {
-            var r = cache.sweepExpired();
+            var r = expiries.sweep(cache::sweepExpired);
             metrics.rebuilds.increment(r.rebuilt().size());
         } catch (RuntimeException e) {
             System.err.println("htod-sample: expiry sweep failed: " + e.getMessage());
@@ -426,6 +436,10 @@ final class PublishingServer implements AutoCloseable {
 
     FragmentCache cache() {
         return cache;
+    }
+
+    PageExpiries expiries() {
+        return expiries;
     }
 
     ServerMetrics metrics() {
