@@ -136,7 +136,7 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         QueryStringDecoder q = new QueryStringDecoder(originForm(req.uri()));
         String path = q.rawPath();
         // HEAD is answered as GET: the same status and headers, Content-Length the GET's; the
-        // HttpServerCodec writes no content in an answer to a HEAD.
+        // ServerCodec writes no content in an answer to a HEAD.
         HttpMethod m = req.method().equals(HttpMethod.HEAD) ? HttpMethod.GET : req.method();
         if (path.equals("/")) {
             only(req, READ);

@@ -64,9 +64,6 @@ final class InOrderAnswers extends ChannelDuplexHandler {
             ReferenceCountUtil.release(msg);
             return;
         }
-        if (msg instanceof LastHttpContent) {
-            deadline.stop(); // received whole
-        }
         if (!held.isEmpty() || (handling && !receiving)) {
             held.add(msg);
             stopReading();
@@ -114,16 +111,16 @@ final class InOrderAnswers extends ChannelDuplexHandler {
         }
         if (held.isEmpty() && ctx.channel().isActive() && !timedOut) {
             ctx.channel().config().setAutoRead(true);
-            if (receiving) {
-                deadline.start(); // the rest of the request passed on is to come
-            }
+            // A request begun has its time again: the rest of the one passed on, or the first
+            // bytes of the next, decoded while reading was stopped and whose clock stood.
+            deadline.resume();
         }
     }
 
     /** Stops reading, and so the request deadline's clock: the time the server takes is not the client's. */
     private void stopReading() {
         ctx.channel().config().setAutoRead(false);
-        deadline.stop();
+        deadline.pause();
     }
 
     /**

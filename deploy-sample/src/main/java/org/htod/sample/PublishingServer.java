@@ -23,7 +23,6 @@ import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -271,7 +270,7 @@ final class PublishingServer implements AutoCloseable {
                         InOrderAnswers inOrder = new InOrderAnswers(deadline, metrics);
                         ch.pipeline().addLast(new TornDown())
                                 .addLast(new IdleStateHandler(config.idle().toMillis(), 0, 0, TimeUnit.MILLISECONDS))
-                                .addLast(new CloseWhenIdle(inOrder)).addLast(deadline).addLast(new HttpServerCodec())
+                                .addLast(new CloseWhenIdle(inOrder)).addLast(deadline).addLast(new ServerCodec(deadline))
                                 .addLast(inOrder).addLast(new Aggregator(config.maxBody())).addLast(app, api);
                     }
                 });

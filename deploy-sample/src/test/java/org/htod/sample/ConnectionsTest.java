@@ -188,6 +188,70 @@ class ConnectionsTest {
         }
     }
 
+    /**
+     * A request whose first bytes arrive with the end of the one before it has the request time
+     * from then, not from its next byte: its clock did not start until more came, and a client
+     * that sent nothing more held the connection for the idle time (10 s here) instead. Also when
+     * it comes behind a publish whose answer is still owed (the clock runs once the server reads
+     * again).
+     */
+    @Test
+    void aPipelinedRequestsDeadlineStartsWithItsFirstByte() throws Exception {
+        Gate gate = new Gate();
+        try (PublishingServer server = PublishingServer.start(config("first-byte.htod", Duration.ofSeconds(10))
+                .withLimits(16, Duration.ofMillis(300)), gate::around)) {
+            try (Socket s = connect(server)) {
+                s.setSoTimeout(3_000);
+                long t0 = System.nanoTime();
+                write(s, "GET /stats HTTP/1.1\r\nHost: x\r\n\r\nGET /sta");
+                String r = readAll(s);
+                assertTrue(r.startsWith("HTTP/1.1 200") && r.contains("HTTP/1.1 408") && !r.endsWith("TIMEOUT"),
+                        "200, then 408 and closed: " + r);
+                assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), r);
+            }
+            try (Socket s = connect(server)) {
+                s.setSoTimeout(3_000);
+                write(s, "PUT /fragments/first.html HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nfirst"
+                        + "GET /stats HTTP/1.1\r\nHost: x\r\n");
+                gate.awaitEntered();
+                Thread.sleep(500); // past the request time: the server is not reading, the clock stands
+                long t0 = System.nanoTime();
+                gate.open();
+                String r = readAll(s);
+                assertTrue(r.startsWith("HTTP/1.1 200") && r.contains("\"durable\":true"), r);
+                assertTrue(r.indexOf("HTTP/1.1 408") > r.indexOf("durable") && !r.endsWith("TIMEOUT"),
+                        "the 408 after the PUT's answer, and closed: " + r);
+                assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), r);
+            } finally {
+                gate.open();
+            }
+        }
+    }
+
+    /**
+     * An answer to a HEAD has no content, also behind a publish that was sent {@code 100
+     * Continue}: the interim answer takes no request's place, and the answers after it are framed
+     * right (the GET after the HEAD is read as an answer of its own).
+     */
+    @Test
+    void anAnswerToAHeadHasNoContentAlsoAfterAnInterimAnswer() throws Exception {
+        try (PublishingServer server = PublishingServer.start(config("head.htod", Duration.ofSeconds(10)));
+                Socket s = connect(server)) {
+            write(s, "PUT /fragments/h.html HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
+            byte[] interim = s.getInputStream().readNBytes("HTTP/1.1 100 Continue\r\n\r\n".length());
+            assertEquals("HTTP/1.1 100 Continue\r\n\r\n", new String(interim, StandardCharsets.ISO_8859_1));
+            write(s, "hello" + "HEAD /fragments/h.html HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /fragments/h.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            String r = readAll(s);
+            String[] answers = r.split("(?=HTTP/1\\.1 )");
+            assertEquals(3, answers.length, r);
+            assertTrue(answers[0].startsWith("HTTP/1.1 200") && answers[0].contains("\"durable\":true"), r);
+            assertTrue(answers[1].startsWith("HTTP/1.1 200") && answers[1].endsWith("\r\n\r\n")
+                    && answers[1].toLowerCase(java.util.Locale.ROOT).contains("content-length: 5\r\n"), "no content: " + r);
+            assertTrue(answers[2].startsWith("HTTP/1.1 200") && answers[2].endsWith("\r\n\r\nhello"), r);
+        }
+    }
+
     /** Writes {@code start} at once and then {@code rest} a byte every 100 ms: answered 408 and closed, in under 3 s. */
     private static void assertTimedOut(PublishingServer server, String start, String rest) throws Exception {
         try (Socket s = connect(server)) {
