@@ -400,7 +400,8 @@ class OnlineCompactionTest {
             Thread other = new Thread(() -> {
                 while (!stop.get()) {
                     tries.incrementAndGet();
-                    try (HtodStore o = Htod.builder(path).readOnly(true).open()) {
+                    try {
+                        Htod.builder(path).readOnly(true).open().close();
                         opened.incrementAndGet();
                     } catch (RuntimeException refused) {
                         // locked, or not there for an instant: as it should be

@@ -104,6 +104,7 @@ class ServerLifecycleTest {
      * failed start leaked their selectors, several descriptors each.
      */
     @Test
+    @SuppressWarnings("try") // the holder is only held open, for its lock
     void aStartOnALockedStoreFailsAndLeaksNoFileDescriptors() throws Exception {
         Path fds = Path.of("/proc/self/fd");
         assumeTrue(Files.isDirectory(fds), "needs /proc/self/fd");
