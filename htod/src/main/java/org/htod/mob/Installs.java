@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.htod.core.HtodException;
+import org.htod.core.StoreFullException;
 import org.htod.core.alloc.Heap;
 import org.htod.core.container.Superblock;
 import org.htod.core.log.Log;
@@ -85,73 +86,113 @@ final class Installs {
         mob.whenDropped(log::dropped);
     }
 
-    /** Installs one batch of the oldest changes; returns whether there was anything to install. */
+    /**
+     * Most keys an install takes while the heap lacks room: halved by each install that found no
+     * room for its new entries, so that what fits goes in, and doubled by each that succeeded.
+     * Guarded by the install lock.
+     */
+    private int fitting = Integer.MAX_VALUE;
+
+    /**
+     * Installs one batch of the oldest changes; returns whether there was anything to install.
+     * When the heap has no room for the batch's new entries (the store full), the buffer's
+     * removals go first, which need none and free the blocks of the entries they remove, and
+     * the next batch is smaller: a store full to its bound must still take the removals that
+     * make room in it, and the puts that fit then. Only when one key alone does not fit, and no
+     * removal waits, does the install fail.
+     */
     boolean installOnce() {
         install.lock();
         try {
             heal.run();
             // An install record costs about 44 bytes a key: keep it within the flusher's budget.
             int keys = (int) Math.max(1, Math.min(installBatch, log.flusherRecordBudget() / 48));
-            List<Mob.Pending> oldest = mob.oldest(keys, Long.MAX_VALUE);
+            List<Mob.Pending> oldest = mob.oldest(Math.min(keys, fitting), Long.MAX_VALUE);
             if (oldest.isEmpty()) {
                 return false;
             }
-            List<Mob.Pending> batch = inBucketOrder(oldest);
-            Mob.Value[] took = new Mob.Value[batch.size()];
-            long[] lockOrder = mob.lockOrder(batch);
-            mob.eachUnderLock(lockOrder, i -> took[i] = mob.take(batch.get(i)));
-            Map<Long, List<HashtableOnDisk.Item>> items = new HashMap<>();
-            for (int i = 0; i < took.length; i++) {
-                Mob.Pending p = batch.get(i);
-                Mob.Value v = took[i];
-                items.computeIfAbsent(p.tableId, t -> new ArrayList<>()).add(new HashtableOnDisk.Item(p.key, p.hash,
-                        v.value(), v.expiry(), v.version(), v.placed(), v.placedHeadCrc()));
-            }
             try {
-                for (Mob.Value v : took) {
-                    if (v.placed() != 0) {
-                        heap.unrecorded().record(v.placed()); // this batch's install record names it
-                    }
+                install(oldest);
+                fitting = fitting > Integer.MAX_VALUE / 2 ? Integer.MAX_VALUE : fitting * 2;
+                return true;
+            } catch (StoreFullException full) {
+                if (!full.heapHasNoRoom()) {
+                    throw full; // the device failed a write: the round fails and is tried again
                 }
-                for (Map.Entry<Long, List<HashtableOnDisk.Item>> e : items.entrySet()) {
-                    BufferedMap m = byId.get(e.getKey());
-                    if (m == null) {
-                        throw new HtodException("the write buffer holds changes of table id 0x"
-                                + Long.toHexString(e.getKey()) + ", which no map of " + heap.device().name() + " has");
-                    }
-                    m.table.install(e.getValue());
+                List<Mob.Pending> removals = mob.removals(keys);
+                if (!removals.isEmpty()) {
+                    install(removals);
+                    return true;
                 }
-                tables.commit();
-            } catch (RuntimeException e) {
-                // A placed block this install recorded but did not link goes back to being
-                // unrecorded, as it was before: no record names it, and the install tried again,
-                // which takes its key's newest state, records it again only if that state is still
-                // its value (else it is given back as a replaced value's block is).
-                long[] unlinked = new long[took.length];
-                for (int i = 0; i < took.length; i++) {
-                    long block = took[i].placed();
-                    if (block != 0 && !links(batch.get(i), block)) {
-                        installer.forget(block);
-                        heap.unrecorded().unrecord(block);
-                        unlinked[i] = block;
-                    }
+                if (oldest.size() > 1) {
+                    fitting = oldest.size() / 2;
+                    return true; // a smaller batch next
                 }
-                mob.eachUnderLock(lockOrder, i -> mob.abandoned(batch.get(i), unlinked[i]));
-                throw e;
+                throw full;
             }
-            replaced.releaseDurable(); // the commit made every record before it durable
-            try {
-                mob.eachUnderLock(lockOrder, i -> mob.installed(batch.get(i), took[i]));
-            } finally {
-                mob.dequeueLeft(oldest); // in the queue's order, as oldest() listed them
-            }
-            mob.roomMade();
-            stats.installs++;
-            stats.installedKeys += batch.size();
-            return true;
         } finally {
             install.unlock();
         }
+    }
+
+    /**
+     * Installs {@code oldest}, keys of the buffer in its queue's order, as one batch: one install
+     * record. A failure leaves each key in the buffer as it was, for a later install. The caller
+     * holds the install lock.
+     */
+    private void install(List<Mob.Pending> oldest) {
+        List<Mob.Pending> batch = inBucketOrder(oldest);
+        Mob.Value[] took = new Mob.Value[batch.size()];
+        long[] lockOrder = mob.lockOrder(batch);
+        mob.eachUnderLock(lockOrder, i -> took[i] = mob.take(batch.get(i)));
+        Map<Long, List<HashtableOnDisk.Item>> items = new HashMap<>();
+        for (int i = 0; i < took.length; i++) {
+            Mob.Pending p = batch.get(i);
+            Mob.Value v = took[i];
+            items.computeIfAbsent(p.tableId, t -> new ArrayList<>()).add(new HashtableOnDisk.Item(p.key, p.hash,
+                    v.value(), v.expiry(), v.version(), v.placed(), v.placedHeadCrc()));
+        }
+        try {
+            for (Mob.Value v : took) {
+                if (v.placed() != 0) {
+                    heap.unrecorded().record(v.placed()); // this batch's install record names it
+                }
+            }
+            for (Map.Entry<Long, List<HashtableOnDisk.Item>> e : items.entrySet()) {
+                BufferedMap m = byId.get(e.getKey());
+                if (m == null) {
+                    throw new HtodException("the write buffer holds changes of table id 0x"
+                            + Long.toHexString(e.getKey()) + ", which no map of " + heap.device().name() + " has");
+                }
+                m.table.install(e.getValue());
+            }
+            tables.commit();
+        } catch (RuntimeException e) {
+            // A placed block this install recorded but did not link goes back to being
+            // unrecorded, as it was before: no record names it, and the install tried again,
+            // which takes its key's newest state, records it again only if that state is still
+            // its value (else it is given back as a replaced value's block is).
+            long[] unlinked = new long[took.length];
+            for (int i = 0; i < took.length; i++) {
+                long block = took[i].placed();
+                if (block != 0 && !links(batch.get(i), block)) {
+                    installer.forget(block);
+                    heap.unrecorded().unrecord(block);
+                    unlinked[i] = block;
+                }
+            }
+            mob.eachUnderLock(lockOrder, i -> mob.abandoned(batch.get(i), unlinked[i]));
+            throw e;
+        }
+        replaced.releaseDurable(); // the commit made every record before it durable
+        try {
+            mob.eachUnderLock(lockOrder, i -> mob.installed(batch.get(i), took[i]));
+        } finally {
+            mob.dequeueLeft(oldest); // in the queue's order, as oldest() listed them
+        }
+        mob.roomMade();
+        stats.installs++;
+        stats.installedKeys += batch.size();
     }
 
     /** Bits of a sort key of {@link #inBucketOrder} that hold the key's place in its batch. */
@@ -227,7 +268,9 @@ final class Installs {
                 }
                 if (t.doublingDue(0)) {
                     more |= t.doublingStep(0);
-                    stats.doublingSteps++;
+                    if (!t.noRoomToDouble()) {
+                        stats.doublingSteps++;
+                    }
                 }
             } finally {
                 install.unlock();
@@ -266,7 +309,9 @@ final class Installs {
                         break;
                     }
                     more = t.doublingStep(coming);
-                    stats.doublingSteps++;
+                    if (!t.noRoomToDouble()) {
+                        stats.doublingSteps++;
+                    }
                 } finally {
                     install.unlock();
                 }

@@ -423,6 +423,23 @@ final class Mob {
         return out;
     }
 
+    /**
+     * Up to {@code max} keys not being installed whose change is a removal, oldest record first:
+     * what an install can still take when the heap has no room for the oldest keys' new entries.
+     */
+    List<Pending> removals(int max) {
+        List<Pending> out = new ArrayList<>();
+        for (Pending p : queue) {
+            if (out.size() >= max) {
+                break;
+            }
+            if (p.taken < 0 && p.current.isRemove()) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
     /** The flusher takes a key to install its current state; the caller holds its stripe lock. */
     Value take(Pending p) {
         p.taken = p.lastLsn;
@@ -564,18 +581,40 @@ final class Mob {
      * holds because a change is counted before it is logged: a wait for room before deciding,
      * alone, let every writer that passed it at once add its value after (64 writers of 2 MB
      * values held 185 MiB in a 64 MiB buffer). The count is made exact by {@link #put}, or given
-     * back by {@link #unreserve} if the change is not made.
+     * back by {@link #unreserve} if the change is not made. A removal ({@code freeing}) may go
+     * past the bound by {@link #freeingRoom}.
      */
-    boolean tryReserve(long n) {
+    boolean tryReserve(long n, boolean freeing) {
+        long limit = limit(freeing);
         while (true) {
             long b = bytes.get();
-            if (b > 0 && b + n > capacity) {
+            if (b > 0 && b + n > limit) {
                 return false;
             }
             if (bytes.compareAndSet(b, b + n)) {
                 return true;
             }
         }
+    }
+
+    /** {@link #tryReserve(long, boolean)} of a change that is not a removal. */
+    boolean tryReserve(long n) {
+        return tryReserve(n, false);
+    }
+
+    /**
+     * Bytes beyond the bound that removals may take: a buffer full of puts that the heap has no
+     * room for (the store full) would otherwise refuse the removals that make that room, since a
+     * removal of a key the tables hold adds a key to the buffer. A quarter of the bound: puts
+     * never take it, so the buffer holds at most that much more than its size, in keys removed,
+     * which the flusher installs even when the heap takes no new entry.
+     */
+    long freeingRoom() {
+        return capacity / 4;
+    }
+
+    private long limit(boolean freeing) {
+        return freeing ? capacity + freeingRoom() : capacity;
     }
 
     /** Gives back bytes {@link #tryReserve} counted for a change that was not made. */
@@ -585,17 +624,44 @@ final class Mob {
         }
     }
 
-    /** Waits until {@code n} more bytes fit, or the buffer is empty (one change larger than the buffer still goes in). */
+    /**
+     * Waits until {@code n} more bytes of a decided change fit, or the buffer is empty (one
+     * change larger than the buffer still goes in); a removal ({@code freeing}) counts the room
+     * beyond the bound that removals may take.
+     */
+    void awaitRoom(long n, boolean freeing) {
+        awaitRoom(n, limit(freeing), true);
+    }
+
+    /** {@link #awaitRoom(long, boolean)} of a change that is not a removal. */
     void awaitRoom(long n) {
-        if (bytes.get() + n <= capacity) {
+        awaitRoom(n, false);
+    }
+
+    /**
+     * Waits, before a writer decides its change, until {@code n} bytes (an estimate) fit, or until
+     * the flusher fails: the change may then be a removal, which must not be refused with the
+     * flusher's error while it could go in (see {@link #freeingRoom}); the reservation that
+     * follows the decision holds the bound. Waiting here first keeps a writer from deciding twice
+     * when the flusher is merely behind.
+     */
+    void awaitRoomBeforeDeciding(long n) {
+        awaitRoom(n, capacity, false);
+    }
+
+    private void awaitRoom(long n, long limit, boolean decided) {
+        if (bytes.get() + n <= limit) {
             return;
         }
         synchronized (this) {
             long seen = stalls;
             long began = 0;
             try {
-                while (!closed && bytes.get() > 0 && bytes.get() + n > capacity) {
+                while (!closed && bytes.get() > 0 && bytes.get() + n > limit) {
                     HtodException why = stalled;
+                    if (why != null && !decided) {
+                        return;
+                    }
                     if (why != null && stalls - seen >= 2) {
                         String msg = "the write buffer is full and the flusher cannot empty it now (" + why.getMessage()
                                 + "); nothing was written for this change, reads go on, and writes resume once it can";

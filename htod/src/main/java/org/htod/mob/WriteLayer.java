@@ -240,14 +240,20 @@ public final class WriteLayer {
                     + " compute or merge must not write the map it runs on");
         }
         // Room waited for before the locks: at first for the key alone (the change is not known
-        // yet); after a try that found too little, for what that change needs.
+        // yet), and only while the flusher works, since it may be a removal (see
+        // Mob.awaitRoomBeforeDeciding); after a try that found too little, for what that change
+        // needs.
         long bufferNeed = key.length + 64;
         Object decidedOn = null;
         Change decided = null;
         while (true) {
             ensureWritable();
             healIfNeeded();
-            awaitBufferRoom(bufferNeed);
+            if (decided == null) {
+                mob.awaitRoomBeforeDeciding(bufferNeed);
+            } else {
+                awaitBufferRoom(bufferNeed, decided.isRemove());
+            }
             int logNeed = 0;
             appendGuard.readLock().lock();
             stripe.lock();
@@ -281,7 +287,7 @@ public final class WriteLayer {
                 // for with the locks released if it is short (see Mob.tryReserve).
                 long reserved = Math.max(0, Mob.bytesOf(key, c.isRemove() ? null : c.value())
                         - (p == null ? 0 : p.bytes()));
-                if (!mob.tryReserve(reserved)) {
+                if (!mob.tryReserve(reserved, c.isRemove())) {
                     decidedOn = state(p, inTableEntry, cur);
                     decided = c;
                     bufferNeed = reserved;
@@ -296,7 +302,10 @@ public final class WriteLayer {
                     // store reopens: the record may have been appended and written before a failure
                     // dropped it, and a dropped record can still be replayed if the process dies
                     // before the log heals.
-                    Log.Appended a = log.tryAppend(DataRecord.TYPE, payload, v.placed() != 0);
+                    // A removal may take part of the flusher's reserve of the log: with the store
+                    // full, it is what makes room (see Log.tryAppendFreeing).
+                    Log.Appended a = c.isRemove() ? log.tryAppendFreeing(DataRecord.TYPE, payload)
+                            : log.tryAppend(DataRecord.TYPE, payload, v.placed() != 0);
                     if (a == null) {
                         if (v.placed() != 0) {
                             heap.unrecorded().release(v.placed()); // no record names it
@@ -333,7 +342,7 @@ public final class WriteLayer {
                 appendGuard.readLock().unlock();
             }
             if (logNeed > 0) {
-                awaitLogRoom(logNeed);
+                awaitLogRoom(logNeed, decided.isRemove());
             }
         }
         installs.replaced.releaseDurable();
@@ -413,16 +422,24 @@ public final class WriteLayer {
     }
 
     /**
-     * Waits for room in the write buffer, which only the flusher makes; a writer that sees the
-     * flusher fail meanwhile gets its error (see {@code Mob.stall}).
+     * Waits for room in the write buffer for a decided change ({@code freeing}: removals only),
+     * which only the flusher makes; a writer that sees the flusher fail meanwhile gets its error
+     * (see {@code Mob.stall}).
      */
-    private void awaitBufferRoom(long bytes) {
-        mob.awaitRoom(bytes);
+    private void awaitBufferRoom(long bytes, boolean freeing) {
+        mob.awaitRoom(bytes, freeing);
     }
 
-    /** Waits for room in the log, which only the flusher's checkpoints make (see {@code Log.stall}). */
-    private void awaitLogRoom(int bytes) {
-        log.awaitRoom(bytes);
+    /**
+     * Waits for room in the log ({@code freeing}: for removals only, see {@code
+     * Log.tryAppendFreeing}), which only the flusher's checkpoints make (see {@code Log.stall}).
+     */
+    private void awaitLogRoom(int bytes, boolean freeing) {
+        if (freeing) {
+            log.awaitRoomFreeing(bytes);
+        } else {
+            log.awaitRoom(bytes);
+        }
     }
 
     /** After an append: at SYNC, waits for its group commit (the caller still holds the key's lock). */
@@ -475,6 +492,12 @@ public final class WriteLayer {
                     + log.maxPayload());
         }
         long bufferNeed = bytes; // as in write: at first an estimate, then what a try found short
+        boolean decided = false;
+        // A batch of removals alone makes room as a removal does (see write).
+        boolean freeing = true;
+        for (BatchOp op : ops) {
+            freeing &= op.value() == null;
+        }
         // every stripe the batch touches, locked in one order: by stripe index (identity hash
         // codes, used before, can collide, and a collision left one of the stripes unlocked)
         TreeMap<Integer, ReentrantLock> locks = new TreeMap<>();
@@ -484,7 +507,11 @@ public final class WriteLayer {
         while (true) {
             ensureWritable();
             healIfNeeded();
-            awaitBufferRoom(bufferNeed);
+            if (decided) {
+                awaitBufferRoom(bufferNeed, freeing);
+            } else {
+                mob.awaitRoomBeforeDeciding(bufferNeed);
+            }
             int logNeed = 0;
             appendGuard.readLock().lock();
             List<ReentrantLock> held = new ArrayList<>();
@@ -538,13 +565,15 @@ public final class WriteLayer {
                     return 0;
                 }
                 long reserved = reserves.stream().mapToLong(Long::longValue).sum();
-                if (!mob.tryReserve(reserved)) {
+                if (!mob.tryReserve(reserved, freeing)) {
                     bufferNeed = reserved;
+                    decided = true;
                     continue;
                 }
                 try {
                     ByteBuffer payload = DataRecord.encode(logged);
-                    Log.Appended a = log.tryAppend(DataRecord.TYPE, payload);
+                    Log.Appended a = freeing ? log.tryAppendFreeing(DataRecord.TYPE, payload)
+                            : log.tryAppend(DataRecord.TYPE, payload);
                     if (a != null) {
                         finish(a);
                         for (int i = 0; i < logged.size(); i++) {
@@ -557,6 +586,7 @@ public final class WriteLayer {
                         return logged.size();
                     }
                     logNeed = payload.remaining();
+                    decided = true;
                 } finally {
                     mob.unreserve(reserved);
                 }
@@ -567,7 +597,7 @@ public final class WriteLayer {
                 appendGuard.readLock().unlock();
             }
             if (logNeed > 0) {
-                awaitLogRoom(logNeed);
+                awaitLogRoom(logNeed, freeing);
             }
         }
     }

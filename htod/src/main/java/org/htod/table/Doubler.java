@@ -2,6 +2,7 @@ package org.htod.table;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.htod.core.StoreFullException;
 
 /**
  * Hashing by doubling, restartable (core paper §3): a table of {@code n} buckets grows to
@@ -109,7 +110,10 @@ final class Doubler {
                 if (growEmpty(t, s, coming)) {
                     return t.overLoaded(t.shape, coming);
                 }
-                BucketArray next = BucketArray.allocate(t.heap, 2 * s.n(), t.gate.slots);
+                BucketArray next = allocateOrWait(t, 2 * s.n());
+                if (next == null) {
+                    return false;
+                }
                 t.lockAllWriters();
                 try {
                     t.lockAllViews();
@@ -152,10 +156,36 @@ final class Doubler {
                         return false;
                     }
                 }
-                switchTo(t, s, BucketArray.allocate(t.heap, buckets, t.gate.slots));
+                BucketArray next = allocateOrWait(t, buckets);
+                if (next == null) {
+                    return false;
+                }
+                switchTo(t, s, next);
                 return true;
             } finally {
                 t.unlockAllWriters();
+            }
+        }
+
+        /**
+         * A new array of {@code buckets}, or null when the heap has no room for it (the store
+         * full): the doubling then waits, the table as it was, and {@link
+         * HashtableOnDisk#noRoomToDouble} says so until an array is had. The flusher, which runs
+         * the steps before its installs, would otherwise fail every round before it installed
+         * anything, the removals that make room among what it left in the buffer. Chains grow
+         * longer meanwhile; nothing else depends on the doubling.
+         */
+        private static BucketArray allocateOrWait(HashtableOnDisk t, long buckets) {
+            try {
+                BucketArray next = BucketArray.allocate(t.heap, buckets, t.gate.slots);
+                t.noRoomToDouble = false;
+                return next;
+            } catch (StoreFullException e) {
+                if (!e.heapHasNoRoom()) {
+                    throw e; // the device failed a write: its error goes on
+                }
+                t.noRoomToDouble = true;
+                return null;
             }
         }
 

@@ -794,6 +794,17 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     }
 
     /**
+     * Log mode: the heap had no room for the array of the doubling due at its last try (see
+     * {@code Doubler.Logged}); the doubling waits, and the step that found so counts as none.
+     */
+    volatile boolean noRoomToDouble;
+
+    /** See {@link #noRoomToDouble}: whether the last doubling step found no room for its array. */
+    public boolean noRoomToDouble() {
+        return noRoomToDouble;
+    }
+
+    /**
      * Log mode's flusher: one step of the doubling that is due for the entries and {@code coming}
      * more (its start, a batch of buckets, or its finish; each one install record); returns
      * whether more steps remain, the start of the next doubling among them when the entries

@@ -46,7 +46,7 @@ final class BatchAllocator {
         }
 
         StoreFullException full() {
-            return new StoreFullException(getMessage());
+            return new StoreFullException(getMessage(), true);
         }
     }
 

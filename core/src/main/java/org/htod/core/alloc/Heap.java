@@ -339,7 +339,7 @@ public final class Heap implements AutoCloseable {
                 // Nothing has changed: the heap stays usable, for frees among others.
                 throw new StoreFullException("no room for a block of " + size + " bytes in the heap of " + dev.name()
                         + ": tail at " + tail + ", heap ends at " + end + ", " + lists.freeBytes() + " bytes free in "
-                        + lists.freeCount() + " blocks too small to use");
+                        + lists.freeCount() + " blocks too small to use", true);
             }
             // A failed write is undone: the heap is as it was, and usable.
             long handle = undo.run(() -> Placer.write(this, p, payload));

@@ -267,13 +267,40 @@ public final class Log {
         return a;
     }
 
-    private synchronized Appended tryAppendNow(int type, ByteBuffer payload, boolean namesOtherWrites) {
+    /**
+     * {@link #tryAppend(int, ByteBuffer)} of a record that only removes (it makes room in the
+     * heap once installed), which may take half of the space kept for the flusher ({@link
+     * #freeingKeepsFree}): a log full of changes the flusher cannot install for want of heap
+     * would otherwise refuse the removals that make that room.
+     */
+    public Appended tryAppendFreeing(int type, ByteBuffer payload) {
+        Appended a = tryAppendNow(type, payload, false, freeingKeepsFree());
+        if (a != null) {
+            writeAheadIfLarge();
+        }
+        return a;
+    }
+
+    /**
+     * Bytes a removal's record leaves free ({@link #tryAppendFreeing}): half of the flusher's
+     * reserve, which still holds four of its records ({@link #flusherRecordBudget}), enough for
+     * the installs and the checkpoint that make room.
+     */
+    private long freeingKeepsFree() {
+        return reserve / 2;
+    }
+
+    private Appended tryAppendNow(int type, ByteBuffer payload, boolean namesOtherWrites) {
+        return tryAppendNow(type, payload, namesOtherWrites, reserve);
+    }
+
+    private synchronized Appended tryAppendNow(int type, ByteBuffer payload, boolean namesOtherWrites, long keepFree) {
         ensureUsable();
         checkSize(payload);
-        if (!fits(Records.length(payload.remaining()), reserve)) {
+        if (!fits(Records.length(payload.remaining()), keepFree)) {
             return null;
         }
-        return append(type, payload, reserve, namesOtherWrites);
+        return append(type, payload, keepFree, namesOtherWrites);
     }
 
     /** Bytes appended but not yet written beyond which an appender writes them: memory stays bounded at NONE. */
@@ -378,6 +405,11 @@ public final class Log {
     /** Waits until a record of {@code payloadBytes} would fit without the flusher's reserve. */
     public synchronized void awaitRoom(int payloadBytes) {
         waitForRoom(Records.length(payloadBytes), reserve, true);
+    }
+
+    /** {@link #awaitRoom} for a record of {@link #tryAppendFreeing}, which may take half of the flusher's reserve. */
+    public synchronized void awaitRoomFreeing(int payloadBytes) {
+        waitForRoom(Records.length(payloadBytes), freeingKeepsFree(), true);
     }
 
     /**
