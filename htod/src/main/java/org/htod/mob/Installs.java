@@ -84,6 +84,8 @@ final class Installs {
         this.replaced = new ReplacedBlocks(heap, log);
         mob.onReplacedPlaced(replaced);
         mob.whenDropped(log::dropped);
+        // From the open on, before installs take the heap's end (a reopen's heap keeps nothing).
+        keepRoomForCheckpoints(checkpointEstimate(checkpointBlock != 0 ? new long[] {checkpointBlock} : new long[0]));
     }
 
     /**
@@ -374,11 +376,9 @@ final class Installs {
             if (old != 0) {
                 given[given.length - 1] = old;
             }
-            // Room too for the free blocks that values placed meanwhile add (the snapshot counts
-            // those blocks free): writers place them without the install lock.
-            long estimate = 64L + heap.snapshot(given).remaining() + 64L * (tables.all().size() + 1) + 256
-                    + 12L * (heap.unrecorded().count() + 1024);
-            long block = heap.allocate(ByteBuffer.allocate((int) estimate));
+            long estimate = checkpointEstimate(given);
+            // The heap keeps room for it that entries may not take (see keepRoomForCheckpoints).
+            long block = heap.allocateForCheckpoint(ByteBuffer.allocate((int) estimate));
             installer.forget(block);
             boolean superblockTried = false;
             try {
@@ -414,6 +414,7 @@ final class Installs {
             heldBlocks.clear();
             cleanMayStand = cleanNow;
             checkpointBlock = block;
+            keepRoomForCheckpoints(estimate);
             lastCheckpointEnd = log.end();
             placedAtCheckpoint = placedSeen;
             log.release(Math.min(start, log.durable()));
@@ -422,6 +423,28 @@ final class Installs {
         } finally {
             install.unlock();
         }
+    }
+
+    /**
+     * Bytes a checkpoint's block is allocated with: the heap's snapshot with {@code given} counted
+     * free, the tables' states, and room for the free blocks that values placed meanwhile add (the
+     * snapshot counts those blocks free): writers place them without the install lock.
+     */
+    private long checkpointEstimate(long[] given) {
+        return 64L + heap.snapshot(given).remaining() + 64L * (tables.all().size() + 1) + 256
+                + 12L * (heap.unrecorded().count() + 1024);
+    }
+
+    /**
+     * Has the heap keep room at its end for the next checkpoint's block ({@link
+     * Heap#keepForCheckpoints}), a quarter larger than {@code estimate}, the latest one's: a
+     * checkpoint allocates its block before it frees its predecessor's, and with the heap full of
+     * entries it found none, so that the log, which only a checkpoint gives back, filled for good
+     * with the very removals that would have made room. The quarter is for the snapshot's free
+     * blocks, which grow between checkpoints; the room kept never shrinks while the store is open.
+     */
+    private void keepRoomForCheckpoints(long estimate) {
+        heap.keepForCheckpoints(estimate + estimate / 4);
     }
 
     /** Whether a superblock saying clean may be on disk while the store is open (see {@link #unmarkClean}). */

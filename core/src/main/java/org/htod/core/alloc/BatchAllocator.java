@@ -89,7 +89,7 @@ final class BatchAllocator {
         long floor = anyBlock || Coalescer.overFragmented(h) ? sizes[order[n - 1]] : Math.max(h.opt.obaThreshold(), h.grain);
         TreeMap<Long, ArrayDeque<FreeBlock>> candidates = new TreeMap<>();
         for (FreeBlock b : h.lists.atLeast(floor)) {
-            if (h.canSplit(b)) {
+            if (h.canSplit(b) && h.withinReach(b)) {
                 candidates.computeIfAbsent(b.size, s -> new ArrayDeque<>()).add(b);
             }
         }
@@ -128,9 +128,9 @@ final class BatchAllocator {
                     taken = b != null;
                 }
                 if (b == null) {
-                    if (tail > h.end - s) {
+                    if (tail > h.reach() - s) {
                         throw new NoRoom("no room for a batch block of " + s + " bytes in the heap of "
-                                + h.dev.name() + ": tail at " + tail + ", heap ends at " + h.end);
+                                + h.dev.name() + ": tail at " + tail + ", " + h.endNote());
                     }
                     FreeBlock nb = Placer.newFreeExtent(h, tail, s, ++h.stamp);
                     h.putFresh(tail, new Heap.FreshExtent(nb.stamp, 0, nb.listId, nb.next));
@@ -227,7 +227,7 @@ final class BatchAllocator {
         for (int looked = 0; looked < window; looked++) {
             FreeBlock b = it.next();
             seen[looked] = b;
-            if (h.canSplit(b)) {
+            if (h.canSplit(b) && h.withinReach(b)) {
                 keys[n++] = (b.addr / h.grain) << 16 | looked;
             }
         }
@@ -294,7 +294,7 @@ final class BatchAllocator {
         int l = h.lists.listOf(size);
         if (h.lists.isQuick(l) && h.lists.quickSize(l) > 0) {
             FreeBlock b = h.lists.oldestFirst(l).next();
-            if (h.canSplit(b)) {
+            if (h.canSplit(b) && h.withinReach(b)) {
                 h.takeFromQuickList(l, List.of(b), new FreeBlock[] {b}, new boolean[] {true});
                 out.add(b);
             }

@@ -112,6 +112,15 @@ public final class Heap implements AutoCloseable {
         void freed(long handle);
     }
 
+    /**
+     * Log mode: bytes at the heap's end that only {@link #allocateForCheckpoint} may take (see
+     * there); 0 in direct mode and until the write layer sets it. Memory only: nothing on disk
+     * records it, and a reopen (whose recovery places nothing) does not need it.
+     */
+    long kept;
+    /** Whether the allocation in progress is a checkpoint's, which may take {@link #kept}. Guarded by the lock. */
+    boolean forCheckpoint;
+
     /** Takes back a failed allocation's changes in memory. */
     final AllocationUndo undo = new AllocationUndo(this);
 
@@ -312,6 +321,79 @@ public final class Heap implements AutoCloseable {
         return allocate(payload, false);
     }
 
+    /**
+     * Log mode: keeps room at the heap's end for a checkpoint's block of up to {@code payload}
+     * bytes, which only {@link #allocateForCheckpoint} may take: from now on no other allocation
+     * places a byte there, from the tail or from a free block. A log-mode checkpoint allocates
+     * its new block before it frees the old one, and only a checkpoint gives the log's space
+     * back: a heap filled by entries left it no room, no change could be logged any more, and
+     * so no removal could make room either, until a reopen.
+     *
+     * <p>Three such blocks and the acceptable waste: the kept bytes hold no block but
+     * checkpoints', and at most one of those at a time (the one in force; the new one is
+     * allocated before its predecessor is freed), of at most a block and the waste of a block
+     * used whole. What that one leaves lies before it and after it, one of the two at least a
+     * block long, and a coalescing (which {@link #allocate} runs when it finds no room) makes
+     * it one free block, or the tail. A quarter of the heap at most, and never less than kept
+     * already: a checkpoint that outgrows what was kept may find no room, as before. Blocks past
+     * the kept point when it is set stay where they are, and the space becomes the
+     * checkpoints' as they are freed. Memory only: nothing on disk records it, and a reopen,
+     * whose recovery places no block, does not rely on it.
+     */
+    public void keepForCheckpoints(long payload) {
+        long want = 3 * blockSizeFor(payload) + opt.acceptableWaste();
+        lock.lock();
+        try {
+            kept = Math.max(kept, Math.min(want, (end - start) / 4) / grain * grain);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Bytes at the heap's end kept for checkpoints ({@link #keepForCheckpoints}). */
+    public long keptForCheckpoints() {
+        lock.lock();
+        try {
+            return kept;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * {@link #allocate}, for a log-mode checkpoint's block: it may take the bytes {@linkplain
+     * #keepForCheckpoints kept} for checkpoints as well as any other free space.
+     */
+    public long allocateForCheckpoint(ByteBuffer payload) {
+        lock.lock();
+        try {
+            forCheckpoint = true;
+            return allocate(payload, false);
+        } finally {
+            forCheckpoint = false;
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Where the allocation in progress may end its block: the heap's end for a checkpoint's,
+     * else before the bytes kept for checkpoints. The caller holds the lock.
+     */
+    long reach() {
+        return forCheckpoint ? end : end - kept;
+    }
+
+    /** Whether free block {@code b} lies wholly where the allocation in progress may place ({@link #reach}). */
+    boolean withinReach(FreeBlock b) {
+        return b.addr + b.size <= reach();
+    }
+
+    /** Where an allocation found no room: the heap's end, and what of it is kept for checkpoints. */
+    String endNote() {
+        return "heap ends at " + end + (kept > 0 && !forCheckpoint ? ", its last " + kept
+                + " bytes kept for the log's checkpoints" : "");
+    }
+
     /** {@link #allocate}, or with {@code unrecorded} {@link #allocateUnrecorded}. */
     private long allocate(ByteBuffer payload, boolean unrecordedBlock) {
         long size = blockSizeFor(payload.remaining());
@@ -338,7 +420,7 @@ public final class Heap implements AutoCloseable {
             if (p == null) {
                 // Nothing has changed: the heap stays usable, for frees among others.
                 throw new StoreFullException("no room for a block of " + size + " bytes in the heap of " + dev.name()
-                        + ": tail at " + tail + ", heap ends at " + end + ", " + lists.freeBytes() + " bytes free in "
+                        + ": tail at " + tail + ", " + endNote() + ", " + lists.freeBytes() + " bytes free in "
                         + lists.freeCount() + " blocks too small to use", true);
             }
             // A failed write is undone: the heap is as it was, and usable.
@@ -423,7 +505,7 @@ public final class Heap implements AutoCloseable {
                 for (ByteBuffer b : payloads) {
                     need += blockSizeFor(b.remaining());
                 }
-                if (need > lists.freeBytes() + (end - tail)) {
+                if (need > lists.freeBytes() + Math.max(0, reach() - tail)) {
                     throw noRoom.full(); // no merge could make room: the free blocks are left as they are
                 }
                 try {
@@ -455,7 +537,7 @@ public final class Heap implements AutoCloseable {
     }
 
     boolean tailFits(long size) {
-        return tail <= end - size;
+        return tail <= reach() - size;
     }
 
     /** Rule 2: only a block whose extent is durable may be split. */

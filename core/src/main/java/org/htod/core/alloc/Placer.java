@@ -28,14 +28,14 @@ final class Placer {
         int list = heap.lists.listOf(size);
         long waste = heap.opt.acceptableWaste();
         if (heap.lists.isQuick(list)) {
-            FreeBlock b = heap.lists.smallestAtLeast(list, size, any -> true);
+            FreeBlock b = heap.lists.smallestAtLeast(list, size, heap::withinReach);
             if (b != null) {
                 return new Placement(Kind.WHOLE, b, b.addr, b.size);
             }
             // Beyond the paper: a block of a larger quick list, used whole within the acceptable
             // waste, costs the same one write as the tail and does not grow the heap.
             for (int l = list + 1; l < heap.lists.listCount() && heap.lists.isQuick(l) && (long) (l + 1) * heap.grain <= size + waste; l++) {
-                b = heap.lists.smallestAtLeast(l, size, any -> true);
+                b = heap.lists.smallestAtLeast(l, size, heap::withinReach);
                 if (b != null) {
                     return new Placement(Kind.WHOLE, b, b.addr, b.size);
                 }
@@ -62,7 +62,7 @@ final class Placer {
     /** Whether some free block has at least {@code size} bytes, whether or not it may be split now. */
     static boolean anyFreeAtLeast(Heap heap, long size) {
         for (int l = heap.lists.listOf(size); l < heap.lists.listCount(); l++) {
-            if (heap.lists.smallestAtLeast(l, size, any -> true) != null) {
+            if (heap.lists.smallestAtLeast(l, size, heap::withinReach) != null) {
                 return true;
             }
         }
@@ -89,7 +89,7 @@ final class Placer {
 
     /** Smallest usable block of list {@code l}: whole if it wastes at most {@code w}, else split. */
     private static Placement searchList(Heap heap, int l, long size, long waste) {
-        FreeBlock b = heap.lists.smallestAtLeast(l, size, c -> c.size <= size + waste || heap.canSplit(c));
+        FreeBlock b = heap.lists.smallestAtLeast(l, size, c -> heap.withinReach(c) && (c.size <= size + waste || heap.canSplit(c)));
         if (b == null) {
             return null;
         }
