@@ -18,6 +18,11 @@ import java.nio.ByteBuffer;
  *       org.htod.core.StoreFullException} before anything is written.
  *   <li>A write is durable only after a later {@link #sync()} returns. Until then a crash may
  *       keep it, drop it, or tear it at {@link #sectorSize()} granularity.
+ *   <li>A write that throws may have written part of its bytes, whole sectors of them: each
+ *       sector it covers holds its old bytes or its new ones, as after a tear (a file's page
+ *       cache takes a short write up to a page boundary, a disk completes a request sector by
+ *       sector). The log counts on it: a frame left part old, part new would fail its CRC where
+ *       its durable records end, which recovery refuses as damage.
  *   <li>{@link #writeDurable} is a write that is durable when it returns, by itself: other writes
  *       not yet synced may or may not become durable with it, and no caller may count on either.
  *   <li>Offsets are 64-bit; no limit at 2 or 4 GB.

@@ -10,7 +10,7 @@ import org.htod.core.StoreFullException;
  * Fails on purpose, for tests (shipped in the core test kit): the n-th write or sync after arming
  * throws an I/O error or a disk-full error, once or from then on. The failed write writes nothing,
  * unless armed with {@link #failWriteAfter} to write part of its bytes first, as a disk that
- * fails in the middle of a request may.
+ * fails in the middle of a request may (whole sectors: see {@link #failWriteAfter}).
  * For tests that check that a failure is reported clearly and loses nothing that was acknowledged;
  * a sticky disk-full fault that {@link #heal()} lifts is a disk that fills up and gets room again.
  */
@@ -66,6 +66,12 @@ public final class FaultyDevice extends ForwardingDevice {
     /**
      * The {@code n}-th write from now writes its first {@code bytes} bytes (all of a shorter one),
      * then fails with an I/O error.
+     *
+     * <p>A device lands whole sectors of a failed write ({@link BlockDevice}): {@code bytes} not a
+     * multiple of the sector size leaves a sector part old, part new, which none does. A test that
+     * loses power after such a failure, before the store overwrites what landed, lands whole
+     * sectors: a log frame left mixed fails its CRC where the durable records end, and the open is
+     * refused as damage (FailedWriteLandingTest).
      */
     public void failWriteAfter(int n, int bytes) {
         landing = bytes;
