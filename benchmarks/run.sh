@@ -16,7 +16,7 @@
 # "-wi 1 -w 3s -i 3 -r 5s -f 1"); any further arguments go to JMH (-p store=htod-log,rocksdb).
 #
 # Run from anywhere; builds benchmarks/target/benchmarks.jar when it is missing. Results go to
-# benchmarks/results/<mode>/. Stores are created under $HTOD_BENCH_DIR (default
+# benchmarks/results/<mode>/, or $HTOD_RESULTS_DIR. Stores are created under $HTOD_BENCH_DIR (default
 # benchmarks/target/bench-data) and deleted after each trial.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,8 @@ jar=benchmarks/target/benchmarks.jar
 if [ ! -f "$jar" ]; then
     mvn -B -ntp -q -pl benchmarks -am package -DskipTests
 fi
-out=benchmarks/results/$mode
+# HTOD_RESULTS_DIR: where the results go instead (a partial run kept beside the full ones).
+out=${HTOD_RESULTS_DIR:-benchmarks/results/$mode}
 mkdir -p "$out"
 rm -f "$out"/*.json
 data=${HTOD_BENCH_DIR:-benchmarks/target/bench-data}
