@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -14,6 +15,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.htod.bench.store.DurableStores;
 
@@ -133,28 +135,17 @@ public final class DurableReport {
             b.append(n).append('\n');
         }
 
-        b.append("\nDurable puts/s, each measured iteration a pass from the store drained to the store drained"
+        rowTable(b, "Durable puts/s, each measured iteration a pass from the store drained to the store drained"
                 + " again, the drain at its end (flush, the work the store put off, its files forced to disk) timed"
                 + " with it (`drainedOps / drainedMs`; all threads together; ± is JMH's 99.9% error of the"
-                + " iterations' rates):\n\n| value B | threads |");
-        stores.forEach(s -> b.append(' ').append(s).append(" |"));
-        b.append("\n|---|---|");
-        stores.forEach(s -> b.append("---|"));
-        b.append('\n');
-        for (Row r : rows) {
-            b.append("| ").append(r.valueSize).append(" | ").append(r.threads).append(" |");
-            for (String s : stores) {
-                Score x = byRow.get(r).get(s);
-                if (x == null) {
-                    b.append(" – |");
-                } else if (Double.isNaN(x.error)) {
-                    b.append(String.format(Locale.ROOT, " %,.0f%s |", x.score, mark(x)));
-                } else {
-                    b.append(String.format(Locale.ROOT, " %,.0f ± %,.0f%s |", x.score, x.error, mark(x)));
-                }
-            }
-            b.append('\n');
-        }
+                + " iterations' rates):", rows, stores, s -> s, (r, s) -> {
+                    Score x = byRow.get(r).get(s);
+                    if (x == null) {
+                        return "–";
+                    }
+                    return Double.isNaN(x.error) ? String.format(Locale.ROOT, "%,.0f%s", x.score, mark(x))
+                            : String.format(Locale.ROOT, "%,.0f ± %,.0f%s", x.score, x.error, mark(x));
+                });
 
         List<String> htods = stores.stream().filter(s -> s.startsWith("htod")).toList();
         List<String[]> pairs = new ArrayList<>();
@@ -166,61 +157,34 @@ public final class DurableReport {
             }
         }
         if (!pairs.isEmpty()) {
-            b.append("\nhtod's puts/s divided by each rival's (above 1: htod is faster):\n\n| value B | threads |");
-            pairs.forEach(p -> b.append(' ').append(p[0]).append(" ÷ ").append(p[1]).append(" |"));
-            b.append("\n|---|---|");
-            pairs.forEach(p -> b.append("---|"));
-            b.append('\n');
-            for (Row r : rows) {
-                b.append("| ").append(r.valueSize).append(" | ").append(r.threads).append(" |");
-                for (String[] p : pairs) {
-                    Score h = byRow.get(r).get(p[0]);
-                    Score x = byRow.get(r).get(p[1]);
-                    b.append(h == null || x == null ? " – |"
-                            : String.format(Locale.ROOT, " %.2f%s |", h.score / x.score, mark(h, x)));
-                }
-                b.append('\n');
-            }
+            rowTable(b, "htod's puts/s divided by each rival's (above 1: htod is faster):", rows, pairs,
+                    p -> p[0] + " ÷ " + p[1], (r, p) -> {
+                        Score h = byRow.get(r).get(p[0]);
+                        Score x = byRow.get(r).get(p[1]);
+                        return h == null || x == null ? "–"
+                                : String.format(Locale.ROOT, "%.2f%s", h.score / x.score, mark(h, x));
+                    });
         }
 
-        b.append("\nScaling: puts/s at each thread count divided by puts/s at 1 thread:\n\n| value B | threads |");
-        stores.forEach(s -> b.append(' ').append(s).append(" |"));
-        b.append("\n|---|---|");
-        stores.forEach(s -> b.append("---|"));
-        b.append('\n');
-        for (Row r : rows) {
+        rowTable(b, "Scaling: puts/s at each thread count divided by puts/s at 1 thread:", rows, stores, s -> s, (r, s) -> {
             Map<String, Score> one = byRow.get(new Row(r.valueSize, 1));
-            b.append("| ").append(r.valueSize).append(" | ").append(r.threads).append(" |");
-            for (String s : stores) {
-                Score x = byRow.get(r).get(s);
-                Score base = one == null ? null : one.get(s);
-                b.append(x == null || base == null ? " – |"
-                        : String.format(Locale.ROOT, " %.2f%s |", x.score / base.score, mark(x, base)));
-            }
-            b.append('\n');
-        }
+            Score x = byRow.get(r).get(s);
+            Score base = one == null ? null : one.get(s);
+            return x == null || base == null ? "–"
+                    : String.format(Locale.ROOT, "%.2f%s", x.score / base.score, mark(x, base));
+        });
 
         if (scores.stream().anyMatch(Score::drained)) {
-            b.append("\nJMH's own score, puts/s over each iteration's time alone (what the store still had to do at"
-                    + " its end left out), and in brackets the drains' share of the passes' time:\n\n| value B | threads |");
-            stores.forEach(s -> b.append(' ').append(s).append(" |"));
-            b.append("\n|---|---|");
-            stores.forEach(s -> b.append("---|"));
-            b.append('\n');
-            for (Row r : rows) {
-                b.append("| ").append(r.valueSize).append(" | ").append(r.threads).append(" |");
-                for (String s : stores) {
-                    Score x = byRow.get(r).get(s);
-                    if (x == null) {
-                        b.append(" – |");
-                    } else if (Double.isNaN(x.drainShare)) {
-                        b.append(String.format(Locale.ROOT, " %,.0f |", x.jmh));
-                    } else {
-                        b.append(String.format(Locale.ROOT, " %,.0f (%.1f%%) |", x.jmh, 100 * x.drainShare));
-                    }
-                }
-                b.append('\n');
-            }
+            rowTable(b, "JMH's own score, puts/s over each iteration's time alone (what the store still had to do at"
+                    + " its end left out), and in brackets the drains' share of the passes' time:", rows, stores,
+                    s -> s, (r, s) -> {
+                        Score x = byRow.get(r).get(s);
+                        if (x == null) {
+                            return "–";
+                        }
+                        return Double.isNaN(x.drainShare) ? String.format(Locale.ROOT, "%,.0f", x.jmh)
+                                : String.format(Locale.ROOT, "%,.0f (%.1f%%)", x.jmh, 100 * x.drainShare);
+                    });
         }
         if (scores.stream().anyMatch(s -> !s.drained)) {
             b.append("\n\\* JMH's score: the run has no drain figures (made before its iterations were drained), so"
@@ -272,6 +236,27 @@ public final class DurableReport {
                             format("%.3f", Long.parseLong(f.getOrDefault("diskWrites", "0")) / (double) puts));
                 });
         return b.toString();
+    }
+
+    /**
+     * A table of one row per value size and thread count, after a paragraph {@code intro}: a column
+     * per item of {@code columns}, headed by {@code label}, each cell {@code cell} of its row and
+     * column.
+     */
+    private static <T> void rowTable(StringBuilder b, String intro, Collection<Row> rows, List<T> columns,
+            Function<T, String> label, BiFunction<Row, T, String> cell) {
+        b.append('\n').append(intro).append("\n\n| value B | threads |");
+        columns.forEach(c -> b.append(' ').append(label.apply(c)).append(" |"));
+        b.append("\n|---|---|");
+        columns.forEach(c -> b.append("---|"));
+        b.append('\n');
+        for (Row r : rows) {
+            b.append("| ").append(r.valueSize).append(" | ").append(r.threads).append(" |");
+            for (T c : columns) {
+                b.append(' ').append(cell.apply(r, c)).append(" |");
+            }
+            b.append('\n');
+        }
     }
 
     /**
