@@ -4,12 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.Map;
 import java.util.SplittableRandom;
-import org.htod.bench.store.DiskUsage;
 import org.htod.bench.store.Durability;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,25 +20,19 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class DrainedIterationsTest {
 
+    private TestDirs dirs;
+
     private Path dir;
-    private String before;
 
     @BeforeEach
     void makeDir() throws IOException {
-        Path base = Paths.get(System.getProperty("htod.test.dir", "target/test-stores"));
-        Files.createDirectories(base);
-        dir = Files.createTempDirectory(base, "drained-");
-        before = System.setProperty(StoreParams.DIR_PROPERTY, dir.toString());
+        dirs = TestDirs.create("drained-").asBenchDir();
+        dir = dirs.path();
     }
 
     @AfterEach
     void removeDir() {
-        if (before == null) {
-            System.clearProperty(StoreParams.DIR_PROPERTY);
-        } else {
-            System.setProperty(StoreParams.DIR_PROPERTY, before);
-        }
-        DiskUsage.deleteRecursively(dir);
+        dirs.close();
     }
 
     private static boolean nonePending(Map<String, Long> pending) {

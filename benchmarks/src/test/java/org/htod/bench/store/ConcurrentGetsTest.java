@@ -4,9 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -15,6 +13,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Stream;
+import org.htod.bench.TestDirs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -31,6 +30,8 @@ class ConcurrentGetsTest {
     private static final int THREADS = 4;
     private static final int GETS = 3_000;
 
+    private TestDirs dirs;
+
     private Path dir;
 
     static Stream<String> stores() {
@@ -39,14 +40,13 @@ class ConcurrentGetsTest {
 
     @BeforeEach
     void makeDir() throws IOException {
-        Path base = Paths.get(System.getProperty("htod.test.dir", "target/test-stores"));
-        Files.createDirectories(base);
-        dir = Files.createTempDirectory(base, "concurrent-gets-");
+        dirs = TestDirs.create("concurrent-gets-");
+        dir = dirs.path();
     }
 
     @AfterEach
     void removeDir() {
-        DiskUsage.deleteRecursively(dir);
+        dirs.close();
     }
 
     @ParameterizedTest(name = "{0}")

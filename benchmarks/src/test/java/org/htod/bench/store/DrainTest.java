@@ -7,12 +7,12 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
+import org.htod.bench.TestDirs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -31,6 +31,8 @@ class DrainTest {
     private static final List<String> DEFERRING = List.of(Stores.HTOD, Stores.ROCKSDB, Stores.SQLITE,
             DurableStores.HTOD_LOG, DurableStores.HTOD_PLACED);
 
+    private TestDirs dirs;
+
     private Path dir;
 
     static Stream<Arguments> stores() {
@@ -46,14 +48,13 @@ class DrainTest {
 
     @BeforeEach
     void makeDir() throws IOException {
-        Path base = Paths.get(System.getProperty("htod.test.dir", "target/test-stores"));
-        Files.createDirectories(base);
-        dir = Files.createTempDirectory(base, "drain-");
+        dirs = TestDirs.create("drain-");
+        dir = dirs.path();
     }
 
     @AfterEach
     void removeDir() {
-        DiskUsage.deleteRecursively(dir);
+        dirs.close();
     }
 
     @ParameterizedTest(name = "{0}")

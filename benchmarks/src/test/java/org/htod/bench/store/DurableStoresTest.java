@@ -12,7 +12,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -21,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.htod.bench.TestDirs;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.device.FileDevice;
 import org.htod.core.log.LogReader;
@@ -42,6 +42,8 @@ class DurableStoresTest {
     private static final int PUTS = 40;
     private static final int KEYS = 10;
 
+    private TestDirs dirs;
+
     private Path dir;
 
     static List<String> names() {
@@ -50,14 +52,13 @@ class DurableStoresTest {
 
     @BeforeEach
     void makeDir() throws IOException {
-        Path base = Paths.get(System.getProperty("htod.test.dir", "target/test-stores"));
-        Files.createDirectories(base);
-        dir = Files.createTempDirectory(base, "durable-");
+        dirs = TestDirs.create("durable-");
+        dir = dirs.path();
     }
 
     @AfterEach
     void removeDir() {
-        DiskUsage.deleteRecursively(dir);
+        dirs.close();
     }
 
     @ParameterizedTest(name = "{0}")

@@ -11,15 +11,14 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
+import org.htod.bench.TestDirs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -37,6 +36,8 @@ class KeyValueStoreContractTest {
     private static final int OBJECTS = 200;
     private static final int MAX_VALUE = 64 * 1024;
 
+    private TestDirs dirs;
+
     private Path dir;
 
     static Stream<Arguments> storesAndDurabilities() {
@@ -53,14 +54,13 @@ class KeyValueStoreContractTest {
 
     @BeforeEach
     void makeDir() throws IOException {
-        Path base = Paths.get(System.getProperty("htod.test.dir", "target/test-stores"));
-        Files.createDirectories(base);
-        dir = Files.createTempDirectory(base, "contract-");
+        dirs = TestDirs.create("contract-");
+        dir = dirs.path();
     }
 
     @AfterEach
     void removeDir() {
-        DiskUsage.deleteRecursively(dir);
+        dirs.close();
     }
 
     @ParameterizedTest(name = "{0} at {1}")

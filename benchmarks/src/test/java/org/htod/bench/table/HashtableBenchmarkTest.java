@@ -5,14 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
+import org.htod.bench.TestDirs;
 import org.htod.Codec;
 import org.htod.Durability;
 import org.htod.Htod;
 import org.htod.HtodStore;
-import org.htod.bench.store.DiskUsage;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -20,25 +18,19 @@ import org.junit.jupiter.api.Test;
 /** {@link HashtableBenchmark} measures the table in direct mode, as its comment and the README say. */
 class HashtableBenchmarkTest {
 
+    private TestDirs dirs;
+
     private Path dir;
-    private String before;
 
     @BeforeEach
     void makeDir() throws IOException {
-        Path base = Paths.get(System.getProperty("htod.test.dir", "target/test-stores"));
-        Files.createDirectories(base);
-        dir = Files.createTempDirectory(base, "hashtable-");
-        before = System.setProperty("htod.bench.dir", dir.toString());
+        dirs = TestDirs.create("hashtable-").asBenchDir();
+        dir = dirs.path();
     }
 
     @AfterEach
     void removeDir() {
-        if (before == null) {
-            System.clearProperty("htod.bench.dir");
-        } else {
-            System.setProperty("htod.bench.dir", before);
-        }
-        DiskUsage.deleteRecursively(dir);
+        dirs.close();
     }
 
     private static HashtableBenchmark bench() {
