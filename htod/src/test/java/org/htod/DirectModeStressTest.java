@@ -121,12 +121,7 @@ class DirectModeStressTest {
         for (Thread t : threads) {
             t.join();
         }
-        if (!errors.isEmpty()) {
-            AssertionError e = new AssertionError("seed=" + seed + ": " + errors.size() + " threads failed, first: "
-                    + errors.peek());
-            errors.forEach(e::addSuppressed);
-            throw e;
-        }
+        throwIfAny(errors, seed);
         Map<String, String> expected = new HashMap<>();
         for (int i = 0; i < STABLE; i++) {
             expected.put("s" + i, null);
@@ -456,17 +451,22 @@ class DirectModeStressTest {
         for (Thread t : threads) {
             t.join();
         }
-        if (!errors.isEmpty()) {
-            AssertionError e = new AssertionError("seed=" + seed + ": " + errors.size() + " threads failed, first: "
-                    + errors.peek());
-            errors.forEach(e::addSuppressed);
-            throw e;
-        }
+        throwIfAny(errors, seed);
         Map<String, String> expected = new HashMap<>();
         models.forEach(expected::putAll);
         try (HtodStore again = stores.open(dev.reopen(), b -> TestStores.small(b).directMode(true))) {
             assertTrue(again.recoveryReport().clean());
             check(again.map("close", Codec.string(), Codec.string()), expected, "seed=" + seed + " after reopen");
+        }
+    }
+
+    /** Fails with every thread's error, the seed named, if any thread failed. */
+    private static void throwIfAny(ConcurrentLinkedQueue<Throwable> errors, long seed) {
+        if (!errors.isEmpty()) {
+            AssertionError e = new AssertionError("seed=" + seed + ": " + errors.size() + " threads failed, first: "
+                    + errors.peek());
+            errors.forEach(e::addSuppressed);
+            throw e;
         }
     }
 }

@@ -597,11 +597,6 @@ final class Mob {
         }
     }
 
-    /** {@link #tryReserve(long, boolean)} of a change that is not a removal. */
-    boolean tryReserve(long n) {
-        return tryReserve(n, false);
-    }
-
     /**
      * Bytes beyond the bound that removals may take: a buffer full of puts that the heap has no
      * room for (the store full) would otherwise refuse the removals that make that room, since a
@@ -631,11 +626,6 @@ final class Mob {
      */
     void awaitRoom(long n, boolean freeing) {
         awaitRoom(n, limit(freeing), true);
-    }
-
-    /** {@link #awaitRoom(long, boolean)} of a change that is not a removal. */
-    void awaitRoom(long n) {
-        awaitRoom(n, false);
     }
 
     /**

@@ -1,10 +1,9 @@
 package org.htod.core.log;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.htod.core.log.TestRecords.payload;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -32,27 +31,9 @@ class FailedWriteLandingTest {
     private static final int SECTOR = 512;
     private static final int SCALE = Integer.getInteger("htod.test.scale", 1);
 
-    private static ByteBuffer payload(long id, int size) {
-        ByteBuffer b = ByteBuffer.allocate(Math.max(8, size));
-        b.putLong(0, id);
-        for (int i = 8; i < b.capacity(); i++) {
-            b.put(i, (byte) (id * 31 + i));
-        }
-        return b;
-    }
-
     /** The ids of the records read back from position 0, each checked whole; throws what the reader throws. */
     private static List<Long> readAll(MemoryDevice disk, long regionBytes) {
-        LogReader reader = new LogReader(disk.reopen(), REGION, regionBytes, 0, 0);
-        List<Long> ids = new ArrayList<>();
-        for (Records.Record r = reader.next(); r != null; r = reader.next()) {
-            long id = r.payload().getLong(0);
-            for (int i = 8; i < r.payload().remaining(); i++) {
-                assertEquals((byte) (id * 31 + i), r.payload().get(i), "record " + id + " byte " + i);
-            }
-            ids.add(id);
-        }
-        return ids;
+        return TestRecords.readAll(disk.reopen(), REGION, regionBytes, 0);
     }
 
     /**
@@ -66,8 +47,7 @@ class FailedWriteLandingTest {
         MemoryDevice disk = new MemoryDevice();
         CrashDevice crash = new CrashDevice(disk.reopen(), SECTOR);
         FaultyDevice faults = new FaultyDevice(crash);
-        Log log = new Log(faults, REGION, regionBytes, 0, 0, 1);
-        log.prepare();
+        Log log = TestRecords.open(faults, REGION, regionBytes, 0, 0, 1);
         List<Long> acked = new ArrayList<>();
         long id = 0;
         for (int i = 0; i < 3 + small; i++) {
@@ -142,8 +122,7 @@ class FailedWriteLandingTest {
         MemoryDevice disk = new MemoryDevice();
         CrashDevice crash = new CrashDevice(disk.reopen(), SECTOR);
         FaultyDevice faults = new FaultyDevice(crash);
-        Log log = new Log(faults, REGION, regionBytes, 0, 0, 1);
-        log.prepare();
+        Log log = TestRecords.open(faults, REGION, regionBytes, 0, 0, 1);
         crash.armPowerCut(1 + r.nextInt(150), CrashDevice.Counting.WRITES_AND_SYNCS,
                 r.nextBoolean() ? CrashDevice.CutWrite.LOST : CrashDevice.CutWrite.IN_FLIGHT);
         Set<Long> acked = ConcurrentHashMap.newKeySet();
@@ -209,8 +188,7 @@ class FailedWriteLandingTest {
         MemoryDevice disk = new MemoryDevice();
         CrashDevice crash = new CrashDevice(disk.reopen(), SECTOR);
         FaultyDevice faults = new FaultyDevice(crash);
-        Log log = new Log(faults, REGION, regionBytes, 0, 0, 1);
-        log.prepare();
+        Log log = TestRecords.open(faults, REGION, regionBytes, 0, 0, 1);
         for (int i = 0; i < 3; i++) {
             log.awaitDurable(log.append(DATA, payload(i, Frames.PAYLOAD - Records.HEADER)));
         }

@@ -1,9 +1,8 @@
 package org.htod.core.log;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.htod.core.log.TestRecords.payload;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -39,15 +38,6 @@ class LogFaultsAndCrashesRandomTest {
         }
     }
 
-    private static ByteBuffer payload(long id, int size) {
-        ByteBuffer b = ByteBuffer.allocate(Math.max(8, size));
-        b.putLong(0, id);
-        for (int i = 8; i < b.capacity(); i++) {
-            b.put(i, (byte) (id * 31 + i));
-        }
-        return b;
-    }
-
     /** One appended record of the model: its id, where it starts, and its generation. */
     private record Rec(long id, Log.Appended at) {}
 
@@ -64,8 +54,7 @@ class LogFaultsAndCrashesRandomTest {
         for (int opening = 0; opening < 5; opening++) {
             CrashDevice crash = new CrashDevice(disk.reopen());
             FaultyDevice faults = new FaultyDevice(crash);
-            Log log = new Log(faults, REGION, regionBytes, start, end, epoch);
-            log.prepare();
+            Log log = TestRecords.open(faults, REGION, regionBytes, start, end, epoch);
             sbEpoch = epoch; // as an opening writes its superblock
             // This opening's records in order; those a failure dropped leave once its heal is done.
             List<Rec> live = new ArrayList<>();
@@ -136,11 +125,7 @@ class LogFaultsAndCrashesRandomTest {
             LogReader reader = new LogReader(disk.reopen(), REGION, regionBytes, start, 0);
             List<long[]> read = new ArrayList<>();
             for (Records.Record rec = reader.next(); rec != null; rec = reader.next()) {
-                long id = rec.payload().getLong(0);
-                for (int i = 8; i < rec.payload().remaining(); i++) {
-                    assertEquals((byte) (id * 31 + i), rec.payload().get(i), "record " + id + " byte " + i);
-                }
-                read.add(new long[] {id, rec.lsn()});
+                read.add(new long[] {TestRecords.checkedId(rec), rec.lsn()});
             }
             List<Long> expected = new ArrayList<>();
             for (long[] x : survivors) {

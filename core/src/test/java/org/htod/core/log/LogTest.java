@@ -1,5 +1,6 @@
 package org.htod.core.log;
 
+import static org.htod.core.log.TestRecords.payload;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -30,31 +31,8 @@ class LogTest {
     private static final int DATA = 1;
     private static final int SCALE = Integer.getInteger("htod.test.scale", 1);
 
-    private static ByteBuffer payload(long id, int size) {
-        ByteBuffer b = ByteBuffer.allocate(Math.max(8, size));
-        b.putLong(0, id);
-        for (int i = 8; i < b.capacity(); i++) {
-            b.put(i, (byte) (id * 31 + i));
-        }
-        return b;
-    }
-
-    /** A log as a store's opening makes it: constructed, then prepared before its first append. */
     private static Log log(BlockDevice dev, long regionBytes, long start, long end, long epoch) {
-        Log log = new Log(dev, REGION, regionBytes, start, end, epoch);
-        log.prepare();
-        return log;
-    }
-
-    private static long idOf(Records.Record r) {
-        return r.payload().getLong(0);
-    }
-
-    private static void checkPayload(Records.Record r) {
-        long id = idOf(r);
-        for (int i = 8; i < r.payload().remaining(); i++) {
-            assertEquals((byte) (id * 31 + i), r.payload().get(i), "record " + id + " byte " + i);
-        }
+        return TestRecords.open(dev, REGION, regionBytes, start, end, epoch);
     }
 
     private static List<Long> readAll(BlockDevice dev, long start) {
@@ -62,13 +40,7 @@ class LogTest {
     }
 
     private static List<Long> readAll(BlockDevice dev, long start, long regionSize) {
-        LogReader reader = new LogReader(dev, REGION, regionSize, start, 0);
-        List<Long> ids = new ArrayList<>();
-        for (Records.Record r = reader.next(); r != null; r = reader.next()) {
-            checkPayload(r);
-            ids.add(idOf(r));
-        }
-        return ids;
+        return TestRecords.readAll(dev, REGION, regionSize, start);
     }
 
     @Test
