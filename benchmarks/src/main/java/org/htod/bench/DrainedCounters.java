@@ -1,5 +1,10 @@
 package org.htod.bench;
 
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.infra.ThreadParams;
 
 /**
@@ -8,19 +13,20 @@ import org.openjdk.jmh.infra.ThreadParams;
  * milliseconds, each from the store drained to the store drained, its drain included; {@code
  * drainMs}, of which the drains. The drained rate is {@code drainedOps / drainedMs} (× 1,000 for
  * operations a second); the JSON keeps each iteration's figures ({@code rawData}), from which the
- * reports take its error. Each benchmark that drains its iterations has a subclass, a JMH state of
- * {@code Scope.Thread} annotated {@code @AuxCounters(AuxCounters.Type.EVENTS)}, whose trial setup
- * calls {@link #bind} and which overrides the three counters (JMH reads a state's own methods, not
- * inherited ones): the pass is the benchmark's, one for all threads, so only thread 0 reports it
- * (JMH adds the threads' figures up).
+ * reports take its error. A benchmark that drains its iterations takes this state beside its
+ * {@code DrainedPass}. The pass is one for all threads, so only thread 0 reports it (JMH adds the
+ * threads' figures up).
  */
-public abstract class DrainedCounters {
+@State(Scope.Thread)
+@AuxCounters(AuxCounters.Type.EVENTS)
+public class DrainedCounters {
 
     private DrainedPass pass;
     private boolean reports;
 
     /** Reports {@code pass} from thread 0 of the trial. */
-    protected final void bind(ThreadParams thread, DrainedPass pass) {
+    @Setup(Level.Trial)
+    public void bind(ThreadParams thread, DrainedPass pass) {
         this.pass = pass;
         this.reports = thread.getThreadIndex() == 0;
     }

@@ -2,6 +2,8 @@ package org.htod.bench;
 
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.State;
 
 /**
  * A throughput run's iteration timed as a pass with what it put off: from a drained store to a
@@ -20,8 +22,13 @@ import java.util.function.LongSupplier;
  * writer threads start and stop together (which its own score leaves out) included, and its time
  * runs from before the first of them to after the drain: everything the operations caused is in
  * it, and nothing else is. Same for every store.
+ *
+ * <p>A JMH state of {@code Scope.Benchmark}, one pass for all of a trial's threads: a benchmark
+ * method takes it to count its operations, and the store's state takes it in its iteration setup
+ * and teardown to begin and end the pass around its own drain. {@link DrainedCounters} reports it.
  */
-public final class DrainedPass {
+@State(Scope.Benchmark)
+public class DrainedPass {
 
     /**
      * One pass: operations made, nanoseconds from its beginning to the end of its drain, and the

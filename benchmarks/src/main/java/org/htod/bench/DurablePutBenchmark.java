@@ -19,7 +19,6 @@ import org.htod.bench.store.DiskWrites;
 import org.htod.bench.store.Drain;
 import org.htod.bench.store.DurableStores;
 import org.htod.bench.store.KeyValueStore;
-import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -114,8 +113,6 @@ public class DurablePutBenchmark extends StoreBenchmark {
         byte[][] keys;
         byte[][] values;
         final LongAdder puts = new LongAdder();
-        /** Each iteration a pass from the store drained to the store drained again, the drain timed. */
-        final DrainedPass pass = new DrainedPass();
         /**
          * Each writer thread's id and its processor time and time in user mode (ns) when its trial
          * began: the trial's teardown reads their times again, while the threads are still alive.
@@ -154,7 +151,7 @@ public class DurablePutBenchmark extends StoreBenchmark {
 
         /** The store is drained (new, or drained at the last iteration's end): the iteration's pass begins. */
         @Setup(Level.Iteration)
-        public void beginPass() {
+        public void beginPass(DrainedPass pass) {
             pass.begin();
         }
 
@@ -163,7 +160,7 @@ public class DurablePutBenchmark extends StoreBenchmark {
          * Drain}: flushed, what it put off done, its files forced to disk), inside the pass's time.
          */
         @TearDown(Level.Iteration)
-        public void drainPass() {
+        public void drainPass(DrainedPass pass) {
             pass.end(() -> Drain.drain(kv, dir));
         }
 
@@ -277,36 +274,10 @@ public class DurablePutBenchmark extends StoreBenchmark {
         }
     }
 
-    /** The figures of each iteration's drained pass, as secondary scores ({@link DrainedCounters}). */
-    @State(Scope.Thread)
-    @AuxCounters(AuxCounters.Type.EVENTS)
-    public static class Drained extends DrainedCounters {
-        @Setup(Level.Trial)
-        public void bind(ThreadParams thread, Target t) {
-            bind(thread, t.pass);
-        }
-
-        // JMH takes a state's counters from its own methods, not inherited ones
-        @Override
-        public long drainedOps() {
-            return super.drainedOps();
-        }
-
-        @Override
-        public double drainedMs() {
-            return super.drainedMs();
-        }
-
-        @Override
-        public double drainMs() {
-            return super.drainMs();
-        }
-    }
-
     @Benchmark
-    public void put(Target t, Writer w, Drained d) {
+    public void put(Target t, Writer w, DrainedPass pass, DrainedCounters d) {
         t.kv.put(t.keys[w.random.nextInt(t.keys.length)], t.values[w.random.nextInt(VALUES)]);
         t.puts.increment();
-        t.pass.op();
+        pass.op();
     }
 }

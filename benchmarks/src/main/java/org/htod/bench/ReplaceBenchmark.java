@@ -2,7 +2,6 @@ package org.htod.bench;
 
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -14,7 +13,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-import org.openjdk.jmh.infra.ThreadParams;
 
 /**
  * The replacements of the paper's Table 1 (§3.2): with the store in equilibrium, each operation
@@ -37,6 +35,7 @@ import org.openjdk.jmh.infra.ThreadParams;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 1, time = 1)
 @Measurement(iterations = 2, time = 1)
+@State(Scope.Benchmark)
 public class ReplaceBenchmark extends StoreBenchmark {
 
     /** Values made ahead: new objects take their sizes and contents from this pool in turn. */
@@ -65,56 +64,26 @@ public class ReplaceBenchmark extends StoreBenchmark {
         }
     }
 
-    /** Each iteration's pass, from the store drained to the store drained again. */
-    @State(Scope.Benchmark)
-    public static class Passes {
-        final DrainedPass pass = new DrainedPass();
-        private LoadedStore store;
+    /** The store of the trial, for the drain at each iteration's end. */
+    private LoadedStore store;
 
-        /** The store is drained (by the load, or at the last iteration's end): the pass begins. */
-        @Setup(Level.Iteration)
-        public void begin(LoadedStore s) {
-            store = s;
-            pass.begin();
-        }
-
-        /** The replacements have stopped: the pass ends with the store drained, inside its time. */
-        @TearDown(Level.Iteration)
-        public void drain() {
-            pass.end(store::finishPass);
-        }
+    /** The store is drained (by the load, or at the last iteration's end): the pass begins. */
+    @Setup(Level.Iteration)
+    public void beginPass(LoadedStore s, DrainedPass pass) {
+        store = s;
+        pass.begin();
     }
 
-    /** The figures of each iteration's drained pass, as secondary scores ({@link DrainedCounters}). */
-    @State(Scope.Thread)
-    @AuxCounters(AuxCounters.Type.EVENTS)
-    public static class Drained extends DrainedCounters {
-        @Setup(Level.Trial)
-        public void bind(ThreadParams thread, Passes p) {
-            bind(thread, p.pass);
-        }
-
-        // JMH takes a state's counters from its own methods, not inherited ones
-        @Override
-        public long drainedOps() {
-            return super.drainedOps();
-        }
-
-        @Override
-        public double drainedMs() {
-            return super.drainedMs();
-        }
-
-        @Override
-        public double drainMs() {
-            return super.drainMs();
-        }
+    /** The replacements have stopped: the pass ends with the store drained, inside its time. */
+    @TearDown(Level.Iteration)
+    public void drainPass(DrainedPass pass) {
+        pass.end(store::finishPass);
     }
 
     @Benchmark
-    public void replace(LoadedStore s, Live l, Passes p, Drained d) {
+    public void replace(LoadedStore s, Live l, DrainedPass pass, DrainedCounters d) {
         replaceOne(s, l);
-        p.pass.op();
+        pass.op();
     }
 
     /** One replacement: an object chosen at random removed, a new one put. */

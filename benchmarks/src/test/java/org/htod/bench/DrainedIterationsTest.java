@@ -50,17 +50,18 @@ class DrainedIterationsTest {
         t.open();
         try {
             DurablePutBenchmark.Writer w = new DurablePutBenchmark.Writer();
+            DrainedPass pass = new DrainedPass();
             w.random = new SplittableRandom(1);
             for (int iteration = 0; iteration < 2; iteration++) {
-                t.beginPass();
+                t.beginPass(pass);
                 for (int i = 0; i < 300; i++) {
-                    bench.put(t, w, null);
+                    bench.put(t, w, pass, null);
                 }
                 assertTrue(!nonePending(t.kv.pending()), store + " shows nothing pending before the drain");
-                t.drainPass();
+                t.drainPass(pass);
                 assertTrue(nonePending(t.kv.pending()), store + " left " + t.kv.pending() + " after the iteration");
-                assertEquals(300, t.pass.last().ops());
-                assertTrue(t.pass.last().drainNanos() > 0 && t.pass.last().nanos() > t.pass.last().drainNanos());
+                assertEquals(300, pass.last().ops());
+                assertTrue(pass.last().drainNanos() > 0 && pass.last().nanos() > pass.last().drainNanos());
             }
         } finally {
             t.closeAndDelete(1);
@@ -81,15 +82,15 @@ class DrainedIterationsTest {
             ReplaceBenchmark bench = new ReplaceBenchmark();
             ReplaceBenchmark.Live live = new ReplaceBenchmark.Live();
             live.init(s);
-            ReplaceBenchmark.Passes passes = new ReplaceBenchmark.Passes();
-            passes.begin(s);
+            DrainedPass pass = new DrainedPass();
+            bench.beginPass(s, pass);
             for (int i = 0; i < 200; i++) {
-                bench.replace(s, live, passes, null);
+                bench.replace(s, live, pass, null);
             }
             assertTrue(!nonePending(s.kv.pending()), store + " shows nothing pending before the drain");
-            passes.drain();
+            bench.drainPass(pass);
             assertTrue(nonePending(s.kv.pending()), store + " left " + s.kv.pending() + " after the iteration");
-            assertEquals(200, passes.pass.last().ops());
+            assertEquals(200, pass.last().ops());
         } finally {
             s.tearDown();
         }

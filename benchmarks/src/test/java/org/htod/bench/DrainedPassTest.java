@@ -68,8 +68,8 @@ class DrainedPassTest {
         pass.op();
         clock.addAndGet(2_000_000);
         pass.end(() -> clock.addAndGet(1_000_000));
-        ReplaceBenchmark.Drained zero = new ReplaceBenchmark.Drained();
-        ReplaceBenchmark.Drained one = new ReplaceBenchmark.Drained();
+        DrainedCounters zero = new DrainedCounters();
+        DrainedCounters one = new DrainedCounters();
         zero.bind(thread(0), pass);
         one.bind(thread(1), pass);
         assertEquals(1, zero.drainedOps());

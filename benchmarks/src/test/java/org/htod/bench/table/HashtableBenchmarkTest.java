@@ -11,6 +11,7 @@ import org.htod.Codec;
 import org.htod.Durability;
 import org.htod.Htod;
 import org.htod.HtodStore;
+import org.htod.bench.DrainedPass;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -65,6 +66,28 @@ class HashtableBenchmarkTest {
             HashtableBenchmark.Io io = new HashtableBenchmark.Io();
             assertNotNull(b.get(io));
             assertEquals(1, io.ops);
+        } finally {
+            b.tearDown();
+        }
+    }
+
+    @Test
+    void eachIterationOfWritesEndsSynced() throws IOException {
+        HashtableBenchmark b = bench();
+        b.setUp();
+        try {
+            DrainedPass pass = new DrainedPass();
+            HashtableBenchmark.Io io = new HashtableBenchmark.Io();
+            b.beginPass(pass);
+            for (int i = 0; i < 50; i++) {
+                b.put(io, pass, null);
+                b.removeAndPut(io, pass, null);
+            }
+            long syncsBefore = b.deviceSyncs();
+            b.drainPass(pass);
+            assertTrue(b.deviceSyncs() > syncsBefore, "the iteration ended without syncing the store");
+            assertEquals(100, pass.last().ops());
+            assertTrue(pass.last().nanos() >= pass.last().drainNanos() && pass.last().drainNanos() > 0);
         } finally {
             b.tearDown();
         }
