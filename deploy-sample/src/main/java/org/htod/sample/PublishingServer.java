@@ -300,7 +300,7 @@ final class PublishingServer implements AutoCloseable {
             return;
         }
         ch.closeFuture().addListener(f -> refusing.decrementAndGet());
-        ch.pipeline().addLast(new HttpResponseEncoder()).addLast(new Refused(config.maxConnections()));
+        ch.pipeline().addLast(new HttpResponseEncoder()).addLast(new Refused());
     }
 
     /** What a connection past the limit gets: see {@link #refuse}. Runs on its I/O thread only. */
@@ -312,21 +312,16 @@ final class PublishingServer implements AutoCloseable {
         /** The Retry-After of the answer, in seconds: a slot is freed as soon as a connection closes. */
         static final int RETRY_AFTER = 1;
 
-        private final int limit;
-
-        Refused(int limit) {
-            this.limit = limit;
-        }
-
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
-            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SERVICE_UNAVAILABLE,
-                    Unpooled.copiedBuffer("503 the server holds as many connections as it may (" + limit
-                            + "); try again later\n", StandardCharsets.UTF_8));
-            r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
-                    .set(HttpHeaderNames.RETRY_AFTER, RETRY_AFTER)
-                    .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            HttpUtil.setContentLength(r, r.content().readableBytes());
+            // No content: the answer goes before the request is read, so it answers a HEAD as well
+            // as a GET, and an answer to a HEAD has none (RFC 9110 §9.3.2). It carried a line,
+            // which a client that sent a HEAD read as the start of the next answer. The status
+            // and Retry-After say what there is to say.
+            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SERVICE_UNAVAILABLE);
+            r.headers().set(HttpHeaderNames.RETRY_AFTER, RETRY_AFTER)
+                    .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE)
+                    .setInt(HttpHeaderNames.CONTENT_LENGTH, 0);
             ctx.writeAndFlush(r).addListener((ChannelFutureListener) f -> {
                 if (f.isSuccess() && f.channel() instanceof SocketChannel c) {
                     c.shutdownOutput();

@@ -13,7 +13,12 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -249,6 +254,119 @@ class ConnectionsTest {
             assertTrue(answers[1].startsWith("HTTP/1.1 200") && answers[1].endsWith("\r\n\r\n")
                     && answers[1].toLowerCase(java.util.Locale.ROOT).contains("content-length: 5\r\n"), "no content: " + r);
             assertTrue(answers[2].startsWith("HTTP/1.1 200") && answers[2].endsWith("\r\n\r\nhello"), r);
+        }
+    }
+
+    /**
+     * What a connection received, split into answers as a client reads them: one for each of
+     * {@code methods} (fewer if the connection closed after an answer), each a status line and
+     * headers, then Content-Length bytes of content, none for a HEAD or a 304. Fails where an
+     * answer does not begin where the one before ended, or where bytes are left after the last:
+     * a HEAD answered with content leaves them where the next answer should begin.
+     */
+    private static List<String> answers(String raw, String... methods) {
+        List<String> out = new ArrayList<>();
+        int at = 0;
+        for (String method : methods) {
+            if (at == raw.length()) {
+                break; // closed
+            }
+            assertTrue(raw.startsWith("HTTP/1.1 ", at), "the answer to the " + method + " begins at byte " + at
+                    + " with a status line: " + raw);
+            int end = raw.indexOf("\r\n\r\n", at);
+            assertTrue(end >= 0, "the answer's head ends: " + raw);
+            String head = raw.substring(at, end + 4);
+            Matcher m = Pattern.compile("(?i)\r\ncontent-length: (\\d+)\r\n").matcher(head);
+            int length = 0;
+            if (!method.equals("HEAD") && !head.startsWith("HTTP/1.1 304")) {
+                assertTrue(m.find(), "a Content-Length: " + head);
+                length = Integer.parseInt(m.group(1));
+            }
+            assertTrue(end + 4 + length <= raw.length(), "the content whole: " + raw);
+            out.add(raw.substring(at, end + 4 + length));
+            at = end + 4 + length;
+        }
+        assertEquals(raw.length(), at, "nothing after the last answer: " + raw);
+        return out;
+    }
+
+    private static String lower(String s) {
+        return s.toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * The 503 of a connection past the limit goes before its request is read, so it answers a
+     * HEAD as well as a GET: it carries no content, and says so. It carried a line, which a client
+     * that sent a HEAD and then a GET read where the next answer should begin.
+     */
+    @Test
+    void theAnswerToAConnectionPastTheLimitHasNoContent() throws Exception {
+        try (PublishingServer server = PublishingServer.start(config("limit-head.htod", Duration.ofSeconds(10))
+                .withLimits(1, Duration.ofSeconds(10))); Socket a = connect(server)) {
+            String get = "GET /stats HTTP/1.1\r\nHost: x\r\n\r\n";
+            assertTrue(exchange(a, get).startsWith("HTTP/1.1 200")); // the one slot taken
+            try (Socket c = connect(server)) {
+                write(c, "HEAD /stats HTTP/1.1\r\nHost: x\r\n\r\n" + get);
+                String r = readAll(c);
+                List<String> got = answers(r, "HEAD", "GET");
+                assertEquals(1, got.size(), r);
+                assertTrue(got.get(0).startsWith("HTTP/1.1 503 ") && lower(r).contains("\r\ncontent-length: 0\r\n")
+                        && lower(r).contains("\r\nretry-after: 1\r\n"), r);
+            }
+        }
+    }
+
+    /**
+     * An answer to a request whose method the server never read carries no content, and says so:
+     * a 408 for a request line that arrived without the rest of its head, a 400 for a request
+     * line the decoder cannot read, pipelined before a GET. The request could be a HEAD (both
+     * are here); the 400 was answered as the GET that Netty puts in its place, with a line after it.
+     */
+    @Test
+    void anAnswerToARequestWhoseMethodWasNotReadHasNoContent() throws Exception {
+        try (PublishingServer server = PublishingServer.start(config("unread.htod", Duration.ofSeconds(10))
+                .withLimits(16, Duration.ofMillis(300)))) {
+            try (Socket s = connect(server)) {
+                write(s, "HEAD /stats HTTP/1.1\r\nHost: x\r\n");
+                String r = readAll(s);
+                List<String> got = answers(r, "HEAD");
+                assertTrue(got.get(0).startsWith("HTTP/1.1 408 ") && lower(r).contains("\r\ncontent-length: 0\r\n"), r);
+            }
+            try (Socket s = connect(server)) {
+                write(s, "HEAD /stats FOO\r\nHost: x\r\n\r\nGET /stats HTTP/1.1\r\nHost: x\r\n\r\n");
+                String r = readAll(s);
+                List<String> got = answers(r, "HEAD", "GET");
+                assertEquals(1, got.size(), "closed after the 400: " + r);
+                assertTrue(got.get(0).startsWith("HTTP/1.1 400 ") && lower(r).contains("\r\ncontent-length: 0\r\n"), r);
+            }
+        }
+    }
+
+    /**
+     * Every refusal of a HEAD the server reads, by the endpoints (404, 400, 405, 401) or by the
+     * body's limit (413), has the refusal's status and headers, Content-Length the one a GET would
+     * get, and no content: pipelined with a GET after them, every answer is read where it begins.
+     */
+    @Test
+    void refusalsOfAHeadHaveNoContent() throws Exception {
+        try (PublishingServer server = PublishingServer.start(config("refusals-head.htod", Duration.ofSeconds(10))
+                .withAdminToken("secret")); Socket s = connect(server)) {
+            write(s, "HEAD /pages/none.html HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "HEAD /pages/a//b.html HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "HEAD /admin/compact HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret\r\n\r\n"
+                    + "HEAD /admin/compact HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "HEAD /stats HTTP/1.1\r\nHost: x\r\nContent-Length: 70000\r\n\r\n" + "x".repeat(70_000)
+                    + "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            String r = readAll(s);
+            List<String> got = answers(r, "HEAD", "HEAD", "HEAD", "HEAD", "HEAD", "GET");
+            assertEquals(6, got.size(), r);
+            String[] statuses = {"404", "400", "405", "401", "413", "200"};
+            for (int i = 0; i < statuses.length; i++) {
+                assertTrue(got.get(i).startsWith("HTTP/1.1 " + statuses[i] + " "), i + ": " + r);
+                if (i < 5) {
+                    assertFalse(lower(got.get(i)).contains("\r\ncontent-length: 0\r\n"), "the GET's length: " + got.get(i));
+                }
+            }
         }
     }
 
