@@ -246,7 +246,7 @@ final class HttpApi extends SimpleChannelInboundHandler<FullHttpRequest> {
         // expires (the sweep rebuilds it without it).
         Instant exp = read.earliest();
         if (exp != null) {
-            maxAge = Math.max(0, Math.min(maxAge, Duration.between(Instant.now(), exp).toSeconds()));
+            maxAge = Math.max(0, Math.min(maxAge, Duration.between(server.clock().instant(), exp).toSeconds()));
         }
         FullHttpResponse r;
         if (matches(req.headers().get(HttpHeaderNames.IF_NONE_MATCH), etag)) {

@@ -39,6 +39,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -141,6 +142,8 @@ final class PublishingServer implements AutoCloseable {
     record Counts(long publishes, long units, long rebuilds, long reconstructions, long pageReads, long notModified) {}
 
     private final Config config;
+    /** What times to live and max-ages are measured by. */
+    private final Clock clock = Clock.systemUTC();
     private final HtodStore store;
     private final FragmentCache cache;
     /** Every unit applied to the cache after the first load goes through it: see {@link #apply} and {@link #sweep}. */
@@ -179,8 +182,8 @@ final class PublishingServer implements AutoCloseable {
         // after that sync, so an answered publish is durable.
         this.store = Htod.builder(config.data()).durability(Durability.NONE).open();
         try {
-            this.cache = FragmentCache.open(store, "site");
-            this.expiries = new PageExpiries(cache);
+            this.cache = FragmentCache.open(store, "site", clock);
+            this.expiries = new PageExpiries(cache, clock);
             this.loadReport = firstLoad();
             this.publisher = new Publisher(writes.apply(this::apply), metrics);
             this.figures = new StoreFigures(store, cache, ServerMetrics.since(startedNanos));
@@ -434,6 +437,10 @@ final class PublishingServer implements AutoCloseable {
 
     PageExpiries expiries() {
         return expiries;
+    }
+
+    Clock clock() {
+        return clock;
     }
 
     ServerMetrics metrics() {
