@@ -538,7 +538,7 @@ public final class HtodStore implements AutoCloseable {
         enter(); // the whole copy: an online compaction waits for it
         try {
             StoreOps.refuseExisting(target);
-            java.nio.file.Path tmp = StoreOps.temporary(target);
+            java.nio.file.Path tmp = org.htod.core.device.FileNames.temporary(target);
             try {
                 long[] n = StoreOps.copyInto(this, tmp, progress, true, files);
                 StoreOps.publish(tmp, target, false);

@@ -10,6 +10,7 @@ import org.htod.core.container.Superblock;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.CountingDevice;
 import org.htod.core.device.FileDevice;
+import org.htod.core.device.FileNames;
 import org.htod.mob.BufferedMap;
 import org.htod.mob.LoggedOpen;
 import org.htod.mob.WriteLayer;
@@ -59,7 +60,7 @@ final class OnlineCompaction {
     static CopyReport run(HtodStore store, Path path, Progress progress, Function<Path, BlockDevice> files) {
         long before = StoreOps.size(path);
         Superblock sb = store.storage().superblock();
-        Path tmp = StoreOps.temporary(path);
+        Path tmp = FileNames.temporary(path);
         StoreGate gate = store.gate();
         gate.acquire();
         try {

@@ -15,7 +15,6 @@ import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Function;
-import java.util.concurrent.ThreadLocalRandom;
 import org.htod.core.HtodException;
 import org.htod.core.HtodIOException;
 import org.htod.core.NotAStoreException;
@@ -25,6 +24,7 @@ import org.htod.core.container.Container;
 import org.htod.core.container.Superblock;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.FileDevice;
+import org.htod.core.device.FileNames;
 import org.htod.table.EntryScanner;
 
 /**
@@ -59,27 +59,16 @@ final class StoreOps {
                 .logSize(sb.logSize()).heapCapacity(sb.heapCapacity()).durability(Durability.NONE);
     }
 
-    /** A fresh temporary name beside {@code target}. */
-    static Path temporary(Path target) {
-        Path abs = target.toAbsolutePath();
-        return abs.resolveSibling(abs.getFileName() + ".partial-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
-    }
-
     /**
      * Deletes the files a copy or compaction into {@code store}'s name left behind when its
-     * process died ({@link #temporary} names them), once the store is open and locked: none of
+     * process died ({@link FileNames#temporary} names them), once the store is open and locked: none of
      * them can then become the store (a compaction renames only while it holds the store open),
      * and one that no open device holds locked is written by no copy either. One that is locked
      * (a copy into that name going on), or that cannot be opened, is left.
      */
     static void removeLeftovers(Path store) {
         Path abs = store.toAbsolutePath();
-        String prefix = abs.getFileName() + ".partial-";
-        try (DirectoryStream<Path> found = Files.newDirectoryStream(abs.getParent(), p -> {
-            String n = p.getFileName().toString();
-            return n.startsWith(prefix) && n.length() > prefix.length()
-                    && n.substring(prefix.length()).chars().allMatch(c -> Character.digit(c, 16) >= 0);
-        })) {
+        try (DirectoryStream<Path> found = Files.newDirectoryStream(abs.getParent(), p -> FileNames.isTemporary(abs, p))) {
             for (Path p : found) {
                 if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
                     continue;
@@ -119,8 +108,8 @@ final class StoreOps {
                 Files.delete(tmp);
             }
             Path dir = target.toAbsolutePath().getParent();
-            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-                d.force(true);
+            try {
+                FileNames.syncDirectory(dir);
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.WARNING, () -> "cannot sync directory " + dir + " after renaming " + tmp
                         + " to " + target + " (a crash may bring the old name back): " + e);
@@ -222,7 +211,7 @@ final class StoreOps {
         Path path = realPath(given);
         long before = size(path);
         HtodStore source = Htod.builder(path).createIfMissing(false).modeAsStored(true).open();
-        Path tmp = temporary(path);
+        Path tmp = FileNames.temporary(path);
         try {
             long[] n = copyInto(source, tmp, progress, false, files);
             // Renamed while the source is still open and locked, so that no other opening can
@@ -245,7 +234,7 @@ final class StoreOps {
     static CopyReport copy(Path source, Path target, Progress progress, Function<Path, BlockDevice> files) {
         refuseExisting(target);
         try (HtodStore s = Htod.builder(source).createIfMissing(false).modeAsStored(true).open()) {
-            Path tmp = temporary(target);
+            Path tmp = FileNames.temporary(target);
             try {
                 long[] n = copyInto(s, tmp, progress, false, files);
                 publish(tmp, target, false);
@@ -298,7 +287,7 @@ final class StoreOps {
 
     /** The walk of {@link #salvage} over a copy of the damaged file, opened to write as a crashed store's open needs. */
     private static CopyReport walkCopy(Path damaged, Path target, Progress progress, long before) throws IOException {
-        Path work = temporary(target);
+        Path work = FileNames.temporary(target);
         try {
             try (FileDevice in = FileDevice.openReadOnly(damaged)) { // the copy made under its shared lock
                 copyDevice(in, work);
@@ -339,7 +328,7 @@ final class StoreOps {
         if (!sound.ok()) {
             throw new HtodException("it opens but does not verify: " + sound.problems().get(0));
         }
-        Path tmp = temporary(target);
+        Path tmp = FileNames.temporary(target);
         try {
             long[] n = copyInto(s, tmp, progress, false, FILES);
             publish(tmp, target, false);
@@ -351,7 +340,7 @@ final class StoreOps {
     }
 
     private static CopyReport scan(Path damaged, Path target, Progress progress, long before, String why) {
-        Path tmp = temporary(target);
+        Path tmp = FileNames.temporary(target);
         try (FileDevice dev = FileDevice.openReadOnly(damaged)) {
             Superblock sb = Container.open(dev).superblock();
             int grain = sb.grain();

@@ -1,23 +1,22 @@
 package org.htod.cli;
 
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.util.concurrent.ThreadLocalRandom;
+import org.htod.core.device.FileNames;
 
 /**
  * How the tool puts a new file in place: written under a temporary name beside its target, made
  * durable, then linked to the target's name, which refuses a target that appeared meanwhile (a
  * rename would replace it silently), with the directory synced so that the name survives a power
- * loss. The library's copies do the same (its {@code StoreOps.publish}, not public). On a file
- * system without hard links (FAT and exFAT, many FUSE mounts) the file is renamed into place
- * instead, after a look that the target is absent.
+ * loss: as the library's copies do, with its temporary names and its directory sync ({@link
+ * FileNames}). On a file system without hard links (FAT and exFAT, many FUSE mounts) the file is
+ * renamed into place instead, after a look that the target is absent, where the library's copies
+ * fail.
  */
 final class Publish {
     private Publish() {}
@@ -28,8 +27,7 @@ final class Publish {
      * process left.
      */
     static Path temporary(Path target) {
-        Path abs = target.toAbsolutePath();
-        return abs.resolveSibling(abs.getFileName() + ".partial-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+        return FileNames.temporary(target);
     }
 
     /** Fails, naming {@code target}, if the directory it would be written in does not exist. */
@@ -85,9 +83,8 @@ final class Publish {
         if (linked) {
             Files.delete(tmp);
         }
-        Path dir = target.toAbsolutePath().getParent();
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
+        try {
+            FileNames.syncDirectory(target.toAbsolutePath().getParent());
         } catch (IOException e) {
             // Some systems cannot open or sync a directory; the file itself is durable.
         }

@@ -328,8 +328,8 @@ public final class FileDevice implements BlockDevice {
         path = to;
         held.movedTo(to);
         Path dir = to.toAbsolutePath().getParent();
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true); // the new name durable: a crash after a swap must not bring the old file back
+        try {
+            FileNames.syncDirectory(dir); // the new name durable: a crash after a swap must not bring the old file back
         } catch (IOException e) {
             // Renamed all the same, and in use under the new name: said loudly, as a crash could
             // bring the old name's file back (some file systems cannot sync a directory at all).
