@@ -22,6 +22,7 @@ import org.htod.HtodStore;
 final class StoreChild {
     private StoreChild() {}
 
+    @SuppressWarnings("try") // "hold" opens the store only to hold it, and never reads it
     public static void main(String[] args) throws IOException {
         Path store = Path.of(args[1]);
         switch (args[0]) {
