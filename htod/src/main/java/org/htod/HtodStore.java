@@ -420,6 +420,33 @@ public final class HtodStore implements AutoCloseable {
         return durability;
     }
 
+    /**
+     * Why this store takes no more changes until it is closed and opened again, or empty while it
+     * takes them: the failure it latched when going on could lose or misplace data. That is a
+     * sync the device refused after a failed one (a file refuses every sync after a failed one,
+     * since the writes it was to make durable may be lost: {@link
+     * org.htod.core.DeviceFailedException}), damage the flusher met installing the write buffer,
+     * a device error in the middle of a change of the heap, or an online compaction that could not
+     * open its new file. Every change is refused from then on, with an exception caused by this
+     * one, and reads go on (but after that compaction, which closed the store); {@link #close()}
+     * closes the store without a clean shutdown, and the next open recovers from what the disk
+     * holds.
+     *
+     * <p>A failure the store gets over by itself is not one: a full disk (writes fail with {@link
+     * org.htod.core.StoreFullException} and go on once there is room), or a log write or sync
+     * that failed once, which the next change heals if the device permits (the device's answer
+     * then may latch the failure). Reads no I/O and takes no lock: for health checks, such as a
+     * cache's test of whether its store is available.
+     */
+    public java.util.Optional<HtodException> failure() {
+        HtodException why = lost;
+        if (why == null) {
+            WriteLayer l = layer;
+            why = l != null ? l.failure() : tables.storage().heap().failure();
+        }
+        return java.util.Optional.ofNullable(why);
+    }
+
     /** What opening took and found. */
     public RecoveryReport recoveryReport() {
         return report;

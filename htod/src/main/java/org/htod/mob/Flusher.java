@@ -299,6 +299,15 @@ final class Flusher {
         mob.close();
     }
 
+    /**
+     * A writer's heal of the log met {@code why}: the device refuses every sync since one failed.
+     * The flusher stops as it does when it meets that itself; its thread ends at its next round,
+     * whose heal meets it again.
+     */
+    void stopOn(DeviceFailedException why) {
+        stop(why);
+    }
+
     /** The {@link DeviceFailedException} {@code e} is or was caused by (a log's error wraps its device's), or null. */
     static DeviceFailedException deviceFailed(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {

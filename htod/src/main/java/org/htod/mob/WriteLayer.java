@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongSupplier;
+import org.htod.core.DeviceFailedException;
 import org.htod.core.HtodException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.StoreFullException;
@@ -659,6 +660,16 @@ public final class WriteLayer {
             // After a close that failed at its clean superblock: not clean again before any record.
             installs.unmarkClean();
             log.heal(this::relogDropped);
+        } catch (HtodException e) {
+            DeviceFailedException gone = Flusher.deviceFailed(e);
+            if (gone != null) {
+                // The device refuses every sync since one failed: no heal can ever pass. The
+                // flusher stops now, as it does when it meets this itself, so that the layer
+                // says so (failure()) and refuses changes for that reason, not only at the
+                // flusher's next round, which an idle store may not come to.
+                flusher.stopOn(gone);
+            }
+            throw e;
         } finally {
             install.unlock();
         }
@@ -770,6 +781,17 @@ public final class WriteLayer {
             throw new HtodException("the store on " + heap.device().name() + " takes no more changes: its flusher stopped ("
                     + f.getMessage() + "); reads go on, and reopening recovers what the log holds", f);
         }
+    }
+
+    /**
+     * Why the layer takes no more changes until the store is reopened, or null: the flusher
+     * stopped for good, or the heap refuses changes after a device error in the middle of one
+     * (every install would then fail). Not a failure the layer gets over: a log write that the
+     * next write heals, a full disk.
+     */
+    public HtodException failure() {
+        HtodException f = flusher.stopped();
+        return f != null ? f : heap.failure();
     }
 
     /** The flusher's last error, while it retries; null when it works. */

@@ -152,7 +152,7 @@ public final class Heap implements AutoCloseable {
     long freedSinceCoalesce;
     private volatile boolean closed;
     /** A device error in the middle of a change: memory and disk may disagree until a reopen recovers. */
-    private volatile RuntimeException failure;
+    private volatile org.htod.core.HtodException failure;
     HeapRecoveryReport report;
 
     private Heap(BlockDevice dev, HeapOptions opt) {
@@ -1030,6 +1030,11 @@ public final class Heap implements AutoCloseable {
     /** Whether a device error in the middle of a change made the heap refuse changes until reopened. */
     boolean refusesChanges() {
         return failure != null;
+    }
+
+    /** The device error in the middle of a change that made the heap refuse changes until reopened, or null. */
+    public org.htod.core.HtodException failure() {
+        return failure;
     }
 
     /** Refuses what relies on the free lists matching the disk after a change failed midway. */

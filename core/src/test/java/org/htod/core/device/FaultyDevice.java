@@ -3,6 +3,8 @@ package org.htod.core.device;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.htod.core.DeviceFailedException;
+import org.htod.core.HtodException;
 import org.htod.core.HtodIOException;
 import org.htod.core.StoreFullException;
 
@@ -51,6 +53,10 @@ public final class FaultyDevice extends ForwardingDevice {
     /** How many bytes of the failing write reach the device before it fails. */
     private volatile int landing;
     private final Trigger syncs = new Trigger();
+    /** Whether the armed sync failure latches ({@link #failSyncLatching}). */
+    private volatile boolean latching;
+    /** The sync failure that latched: every later sync is refused. */
+    private volatile HtodException latched;
     private final AtomicInteger raised = new AtomicInteger();
 
     public FaultyDevice(BlockDevice inner) {
@@ -80,13 +86,26 @@ public final class FaultyDevice extends ForwardingDevice {
 
     /** The {@code n}-th sync from now fails; with {@code sticky}, every later sync too. */
     public void failSync(int n, Fault f, boolean sticky) {
+        latching = false;
         syncs.arm(n, f, sticky);
     }
 
-    /** Stops failing. */
+    /**
+     * The {@code n}-th sync from now fails with an I/O error, and every later one is refused with
+     * {@link DeviceFailedException} until {@link #heal()}, as a file refuses them until it is
+     * opened again ({@code LockedChannel}): the writes the failed sync was to make durable may be lost.
+     */
+    public void failSyncLatching(int n) {
+        latching = true;
+        syncs.arm(n, Fault.IO_ERROR, false);
+    }
+
+    /** Stops failing (a latched sync failure too, as a file opened again). */
     public void heal() {
         writes.heal();
         syncs.heal();
+        latching = false;
+        latched = null;
     }
 
     /** Faults thrown so far: zero after an operation means it never met the armed fault. */
@@ -125,7 +144,19 @@ public final class FaultyDevice extends ForwardingDevice {
 
     @Override
     public void sync() {
-        maybeFail(syncs, "sync");
+        HtodException first = latched;
+        if (first != null) {
+            raised.incrementAndGet();
+            throw new DeviceFailedException("sync on " + inner.name() + " refused: an earlier sync failed", first);
+        }
+        try {
+            maybeFail(syncs, "sync");
+        } catch (HtodIOException e) {
+            if (latching) {
+                latched = e;
+            }
+            throw e;
+        }
         inner.sync();
     }
 }
