@@ -166,13 +166,30 @@ public class HtodNonBlockingStore<K, V> implements NonBlockingStore<K, V> {
         return EnumSet.of(Characteristic.SEGMENTABLE, Characteristic.BULK_READ, Characteristic.EXPIRATION);
     }
 
+    /**
+     * False before start, once htod has latched a failure ({@link HtodStore#failure()}: the store
+     * refuses every change until it is reopened), or when the file is gone. Infinispan polls this
+     * and, while it is false, fails the cache's operations that reach the store with a
+     * StoreUnavailableException naming the store ({@link #toString()} says why), instead of
+     * handing each to a store that refuses it. A failure htod gets over by itself (a full disk, a
+     * log write that the next write heals) leaves the store available: unavailable, it would be
+     * given no write to heal with.
+     */
     @Override
     public CompletionStage<Boolean> isAvailable() {
         SegmentMaps m = maps;
-        if (m == null) {
+        if (m == null || m.store().failure().isPresent()) {
             return CompletableFutures.completedFalse();
         }
         return blocking.supplyBlocking(() -> Files.isRegularFile(file), "htod-available");
+    }
+
+    /** The file, and the failure htod latched if it has: what Infinispan's StoreUnavailableException shows. */
+    @Override
+    public String toString() {
+        SegmentMaps m = maps;
+        String failed = m == null ? "" : m.store().failure().map(f -> ", failed: " + f.getMessage()).orElse("");
+        return "HtodNonBlockingStore[" + (file == null ? "not started" : file) + (m == null ? ", stopped" : "") + failed + "]";
     }
 
     /** What opening the store found (clean, or recovered after a crash, and how long it took); null before start. */

@@ -135,6 +135,46 @@ public class HtodNonBlockingStoreTest extends BaseNonBlockingStoreTest {
     }
 
     /**
+     * A sync fails and the device refuses every sync since, as a file does: the writes after it
+     * fail, and once htod has latched the failure (in direct mode at once, in log mode when the
+     * next write's heal of the log is refused) the store is not available, so that Infinispan
+     * marks it unavailable. A write that failed once on a full disk, which htod gets over, leaves
+     * it available. isAvailable asked only whether the file existed, and said true.
+     */
+    public void testNotAvailableOnceHtodLatchedADeviceFailure() {
+        onFaultyDevice(failing -> {
+            failing.write(marshalledEntry(internalCacheEntry("before", "v", -1)));
+            faulty.failWrite(1, FaultyDevice.Fault.DISK_FULL, false);
+            mayFail(() -> failing.write(marshalledEntry(internalCacheEntry("full", "v", -1))));
+            assertTrue(join(failing.isAvailable()), "available after a write that met a full disk once");
+            faulty.failSyncLatching(1);
+            Throwable first = thrown(() -> failing.write(marshalledEntry(internalCacheEntry("k1", "v", -1))));
+            Throwable second = thrown(() -> failing.write(marshalledEntry(internalCacheEntry("k2", "v", -1))));
+            assertTrue(first instanceof PersistenceException && second instanceof PersistenceException,
+                    "writes after the failed sync fail: " + first + ", " + second);
+            assertEquals(join(failing.isAvailable()), Boolean.FALSE, "unavailable once htod latched the failure: "
+                    + failing.delegate());
+            assertTrue(failing.delegate().toString().contains("failed: "), "says why: " + failing.delegate());
+            assertTrue(failing.contains("before"), "reads go on");
+            // The close cannot sync, and says so; the store is closed all the same (the next stop returns).
+            mayFail(failing::stopAndWait);
+        });
+    }
+
+    private static <T> T join(java.util.concurrent.CompletionStage<T> stage) {
+        return stage.toCompletableFuture().join();
+    }
+
+    /** Runs {@code call}, which may fail: its outcome is not what the test checks. */
+    private static void mayFail(Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            // either way
+        }
+    }
+
+    /**
      * A start that fails (the file was written with the other segment layout) reports its own
      * cause, with the failure of the close after it suppressed. start used to close unguarded, so
      * the close's I/O error replaced the layout mismatch.
