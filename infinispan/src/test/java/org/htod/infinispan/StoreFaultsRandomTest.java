@@ -36,6 +36,7 @@ import org.infinispan.persistence.spi.PersistenceException;
 import org.infinispan.persistence.support.SingleSegmentPublisher;
 import org.infinispan.test.AbstractInfinispanTest;
 import org.infinispan.util.PersistenceMockUtil;
+import org.mockito.Mockito;
 import org.testng.annotations.AfterClass;
 import org.testng.annotations.BeforeClass;
 import org.testng.annotations.Test;
@@ -85,7 +86,26 @@ public class StoreFaultsRandomTest extends AbstractInfinispanTest {
     private static final String ABSENT = "(absent)";
 
     private TestObjectStreamMarshaller marshaller;
-    private ControlledTimeService time;
+    /** The clock of the round under way: set back to its start at each round, so that a seed replays alone. */
+    private final RoundClock time = new RoundClock();
+    /**
+     * One context per variant, for every round and restart of it. A context's mocks are never
+     * collected: Mockito keeps each inline mock's stubbings in a map whose key, the mock, is weak,
+     * but the stubbings reach the mock again (the mock cache manager's component registry holds
+     * the manager), so every start's context stayed (some 40 KB), and 1,600 rounds filled the
+     * test JVM's heap. A mock reused so records every call made on it, as Mockito does for a
+     * later verify: {@link #reused} forgets them at each round.
+     */
+    private final Map<String, InitializationContext> contexts = new HashMap<>();
+
+    /** A controlled clock that goes back to where it started. */
+    private static final class RoundClock extends ControlledTimeService {
+        private final long start = currentMillis;
+
+        void restart() {
+            currentMillis = start;
+        }
+    }
 
     /** Key {@code k<i>} is in segment {@code i % SEGMENTS}; segment {@code s} belongs to thread {@code s % THREADS}. */
     private static final KeyPartitioner PARTITIONER = key -> Integer.parseInt(((String) key).substring(1)) % SEGMENTS;
@@ -266,8 +286,9 @@ public class StoreFaultsRandomTest extends AbstractInfinispanTest {
         // Scrambled: java.util.Random's first draws from consecutive seeds are alike.
         Random random = new Random(seed * 0x9E3779B97F4A7C15L);
         Round r = new Round(seed, segmented, direct);
-        time = new ControlledTimeService();
-        Configuration config = config(segmented, direct);
+        time.restart();
+        InitializationContext context = reused(contexts.computeIfAbsent(segmented + "/" + direct,
+                v -> context(config(segmented, direct))));
         for (r.cycle = 0; r.cycle < CYCLES; r.cycle++) {
             r.crash = new CrashDevice(r.cycle == 0 ? r.disk : (r.disk = r.disk.reopen()));
             r.faulty = new FaultyDevice(r.crash);
@@ -275,7 +296,7 @@ public class StoreFaultsRandomTest extends AbstractInfinispanTest {
                 r.file = path.toString();
                 return Htod.builder(r.faulty);
             });
-            join(store.start(context(config)));
+            join(store.start(context));
             if (r.cycle > 0) {
                 try {
                     check(r, store);
@@ -300,7 +321,7 @@ public class StoreFaultsRandomTest extends AbstractInfinispanTest {
                     r.failures, r.faulty.faultsRaised(), lost);
         }
         HtodNonBlockingStore<Object, Object> again = new HtodNonBlockingStore<>(path -> Htod.builder(r.disk.reopen()));
-        join(again.start(context(config)));
+        join(again.start(context));
         try {
             check(r, again);
         } finally {
@@ -397,6 +418,13 @@ public class StoreFaultsRandomTest extends AbstractInfinispanTest {
                 .bufferSize(1 << 16)
                 .cacheSize(0)
                 .build();
+    }
+
+    /** {@code ctx}, its mocks' record of calls cleared: a round's starts record a few calls each. */
+    private static InitializationContext reused(InitializationContext ctx) {
+        Object cache = ctx.getCache();
+        Mockito.clearInvocations(cache, ctx.getCache().getCacheManager());
+        return ctx;
     }
 
     private InitializationContext context(Configuration config) {
