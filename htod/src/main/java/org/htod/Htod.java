@@ -165,7 +165,8 @@ public final class Htod {
 
     /**
      * A builder for a store on {@code device}. The store owns the device: closing the store closes
-     * it.
+     * it, and lets go of it (a closed store keeps none of the device's memory reachable; a {@code
+     * MemoryDevice} keeps its bytes for {@code reopen()} all the same).
      */
     public static Builder builder(BlockDevice device) {
         Objects.requireNonNull(device, "device");
@@ -453,7 +454,8 @@ public final class Htod {
         private HtodStore openStore() {
             ContainerConfig cfg = container.build();
             boolean create = createIfMissing && !readOnly;
-            CountingDevice device = new CountingDevice(opener.open(create, mapReads, readOnly), false); // stats(), metrics
+            // Counting for stats() and metrics; let go of at close (StoreDevice)
+            CountingDevice device = new CountingDevice(new StoreDevice(opener.open(create, mapReads, readOnly)), false);
             boolean direct = this.direct;
             // Read-only, a store opens in the mode it was last opened in: turning a direct-mode store
             // into a log-mode one would format its log region, all of it in memory.

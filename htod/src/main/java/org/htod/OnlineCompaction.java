@@ -258,7 +258,7 @@ final class OnlineCompaction {
      * and this throws.
      */
     private static void reopen(HtodStore store, Path path, FileDevice file, String what) {
-        CountingDevice d = new CountingDevice(file, false);
+        CountingDevice d = new CountingDevice(new StoreDevice(file), false);
         try {
             LoggedOpen.Opened o = store.reopen().open().apply(d);
             store.swapped(o.layer(), d);
