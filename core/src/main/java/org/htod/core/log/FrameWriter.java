@@ -216,6 +216,15 @@ final class FrameWriter {
         return ByteBuffer.allocate(bytes > SCRATCH_LIMIT ? bytes : keep).limit(bytes);
     }
 
+    /**
+     * Lets go of the scratch buffers: the log's close, under its monitor with no leader (so
+     * between leaderships, as every use here is).
+     */
+    void releaseScratch() {
+        streamScratch = ByteBuffer.allocate(0);
+        frameScratch = ByteBuffer.allocate(0);
+    }
+
     /** After a write of {@code stream} (see {@link #writeFrames}) of records from {@code from}: its last frame is the tail. */
     void advanceTail(long from, ByteBuffer stream) {
         long fs = Frames.frameStart(from);

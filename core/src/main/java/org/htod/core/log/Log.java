@@ -391,6 +391,7 @@ public final class Log {
                 if (spare == null && batch.capacity() <= SPARE_LIMIT) {
                     spare = batch.clear(); // written out (writeFrames copied it): nothing reads it again
                 }
+                releaseIfClosed();
                 if (ok) {
                     written = Math.max(written, to);
                     durable = Math.max(durable, to);
@@ -671,6 +672,7 @@ public final class Log {
                         ensureUsable();
                     } catch (HtodException x) {
                         leader = false;
+                        releaseIfClosed();
                         notifyAll();
                         wakeWaiters(true);
                         throw x;
@@ -885,6 +887,7 @@ public final class Log {
         } finally {
             synchronized (this) {
                 leader = false;
+                releaseIfClosed();
                 notifyAll();
                 wakeWaiters(unusable());
             }
@@ -972,11 +975,26 @@ public final class Log {
         }
     }
 
-    /** Refuses further appends and wakes every waiter; does not write. */
+    /** Refuses further appends and wakes every waiter; does not write. Lets go of its buffers (see {@link #releaseIfClosed}). */
     public synchronized void close() {
         closed = true;
+        releaseIfClosed();
         notifyAll();
         wakeWaiters(true);
+    }
+
+    /**
+     * Under the monitor, once closed and with no leader writing (else when the lead ends): lets go
+     * of the buffers of records and frames, a few hundred KiB for a region of 1 MiB, which a closed
+     * store that an application still refers to kept. Nothing appends or writes after close: each
+     * path looks at {@link #ensureUsable} under the monitor before it touches them.
+     */
+    private void releaseIfClosed() {
+        if (closed && !leader) {
+            pending = ByteBuffer.allocate(0);
+            spare = null;
+            frames.releaseScratch();
+        }
     }
 
     /**
