@@ -735,4 +735,18 @@ final class Mob {
             notifyAll();
         }
     }
+
+    /**
+     * After the write layer closed, once nothing reads the buffer again: lets go of every change it
+     * holds (none after a clean close; after a failure, changes the log holds for the next open),
+     * which a closed store that an application still refers to kept.
+     */
+    void forget() {
+        map.clear();
+        queue.clear();
+        deltas.clear();
+        unknowns.clear();
+        present.set(0);
+        bytes.set(0);
+    }
 }

@@ -978,8 +978,13 @@ public final class WriteLayer {
         mob.close();
         log.close();
         HtodException f = flusher.failure();
-        storage.closeDevice();
-        if (f != null && !mob.isEmpty()) {
+        boolean uninstalled = !mob.isEmpty();
+        try {
+            storage.closeDevice();
+        } finally {
+            letGo();
+        }
+        if (f != null && uninstalled) {
             String msg = "the store on " + heap.device().name() + " closed without installing every change ("
                     + f.getMessage() + "); the next open recovers them from the log";
             throw f instanceof StoreFullException ? new StoreFullException(msg, f) : new HtodException(msg, f);
@@ -1005,7 +1010,21 @@ public final class WriteLayer {
         }
         mob.close();
         log.close();
-        storage.closeDevice();
+        try {
+            storage.closeDevice();
+        } finally {
+            letGo();
+        }
+    }
+
+    /**
+     * Closed: lets go of what is buffered in memory, the changes (which the log holds after a
+     * failure) and the tables' caches; the log let go of its buffers at its close. A closed store
+     * that an application still refers to (or a map of it) kept all of it.
+     */
+    private void letGo() {
+        mob.forget();
+        tables.dropCaches();
     }
 
     /** Whether {@link #close} has closed the device (a close that failed and may be retried has not). */

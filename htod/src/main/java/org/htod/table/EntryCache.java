@@ -423,6 +423,26 @@ final class EntryCache {
         }
     }
 
+    /**
+     * Drops every block, leaving each part as a new cache's: the store closed (see {@link
+     * TableStore#dropCaches}). Under each part's monitor, as any removal; a reader racing with it
+     * misses, and reads the device.
+     */
+    void clear() {
+        for (Part p : parts) {
+            synchronized (p) {
+                for (Node n : p.queue) {
+                    n.mapped = false;
+                }
+                p.queue.clear();
+                p.stale = 0;
+                p.index = new Index(MIN_SLOTS);
+                p.count = 0;
+                count(p, -p.bytes);
+            }
+        }
+    }
+
     /** Bytes of the blocks the index holds, overhead included, counted afresh (not by the parts): for tests. */
     long mappedBytes() {
         long b = 0;

@@ -169,6 +169,13 @@ final class SlotCache {
         }
     }
 
+    /** Forgets every segment: the store closed (see {@link TableStore#dropCaches}). */
+    void clear() {
+        for (Long handle : segments.keySet()) {
+            drop(handle);
+        }
+    }
+
     /** Bytes of slots held. */
     long bytes() {
         return used.get();

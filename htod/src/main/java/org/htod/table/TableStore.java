@@ -376,7 +376,20 @@ public final class TableStore implements AutoCloseable {
         } catch (RuntimeException e) {
             heap.device().close();
             throw e;
+        } finally {
+            dropCaches();
         }
         storage.close();
+    }
+
+    /**
+     * Empties the entry cache and the bucket slots held in memory, up to the store's cache size:
+     * the store closed (this close in direct mode; the write layer's in log mode, which leaves
+     * the tables unclosed), and a closed store that an application still refers to kept them.
+     * Nothing reads the tables after that: a read would miss and find the device closed.
+     */
+    public void dropCaches() {
+        gate.cache.clear();
+        gate.slots.clear();
     }
 }
