@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -23,13 +22,14 @@ class FailedOpenReleasesTest {
         Path file = TestStores.tempFile("failed-open");
         Path crashed = TestStores.tempFile("failed-open-crashed");
         try {
-            try (HtodStore s = Htod.builder(file).directMode(direct).durability(Durability.SYNC).open()) {
+            InstantCopyDevice dev = InstantCopyDevice.on(file);
+            try (HtodStore s = Htod.builder(dev).directMode(direct).durability(Durability.SYNC).open()) {
                 HtodMap<Integer, String> m = s.map("m", Codec.ints(), Codec.string());
                 for (int i = 0; i < 2_000; i++) {
                     m.put(i, "v" + i);
                 }
                 // The file as a process killed now leaves it: every put synced, the store open.
-                Files.copy(file, crashed, StandardCopyOption.REPLACE_EXISTING);
+                dev.copyTo(crashed);
             }
             Htod.Builder failing = Htod.builder(crashed).directMode(direct).progress((done, total) -> {
                 throw new OutOfMemoryError("thrown by the test's progress listener");

@@ -37,14 +37,15 @@ class SalvageInPlaceTest {
         for (boolean direct : new boolean[] {false, true}) {
             Path live = dir.resolve("live-" + direct + ".htod");
             Path crashed = dir.resolve("crashed-" + direct + ".htod");
-            try (HtodStore s = Htod.builder(live).directMode(direct).durability(Durability.NONE).open()) {
+            InstantCopyDevice dev = InstantCopyDevice.on(live);
+            try (HtodStore s = Htod.builder(dev).directMode(direct).durability(Durability.NONE).open()) {
                 HtodMap<Integer, String> m = s.map("m", Codec.ints(), Codec.string());
                 for (int i = 0; i < ENTRIES; i++) {
                     m.put(i, "value " + i);
                 }
                 m.remove(7);
                 s.sync();
-                Files.copy(live, crashed); // what a killed process leaves: every write acknowledged is there
+                dev.copyTo(crashed); // what a killed process leaves: every write acknowledged is there
             }
             byte[] before = sha256(crashed);
             Path target = dir.resolve("salvaged-" + direct + ".htod");
