@@ -88,6 +88,28 @@ final class InstallRounds {
         }
     }
 
+    /**
+     * Whether the table's entry {@code cur} is the change {@code it} already: the same version,
+     * expiry and value. A reopen's replay puts back into the buffer every change logged since the
+     * oldest one still buffered, those installed before among them; installed again, each took a
+     * new entry before its old one was freed, and in a heap full to its bound none could go in:
+     * the buffer, several times its bound with them, then refused the removals that make room
+     * (a store reopened full stayed full for good). The value is read only when the version and
+     * expiry match, which outside a replay only a caller's explicit version makes so.
+     */
+    private static boolean holdsAlready(HashtableOnDisk t, StoredEntry cur, Item it) {
+        if (cur == null || it.version == 0 || cur.version != it.version || cur.expiry != it.expiry) {
+            return false;
+        }
+        Lock r = t.views[HashtableOnDisk.stripe(it.hash)].readLock(); // as findForWrite reads, beside a flush
+        r.lock();
+        try {
+            return Arrays.equals(t.entries.decode(t.entries.load(cur.handle, true), true).value, it.value);
+        } finally {
+            r.unlock();
+        }
+    }
+
     /** Applies the items of distinct buckets among {@code items}; returns the others, for the next round. */
     private static List<Item> round(HashtableOnDisk t, List<Item> items) {
         TreeSet<Integer> stripes = new TreeSet<>();
@@ -125,6 +147,9 @@ final class InstallRounds {
                 StoredEntry cur = f.entry;
                 if (it.placed != 0 && cur != null && cur.handle == it.placed) {
                     continue; // installed before a crash the log's replay followed: the table holds it
+                }
+                if (it.placed == 0 && holdsAlready(t, cur, it)) {
+                    continue; // the same for a value in the entry: the replay put back a change installed before
                 }
                 boolean live = cur != null && !cur.expiredAt(now);
                 long version = it.version != 0 ? it.version : live ? Change.after(cur.version) : 1;
