@@ -30,8 +30,13 @@ final class CheckpointBlock {
 
     private CheckpointBlock() {}
 
+    /** Bytes of the record of a heap snapshot of {@code snapshotBytes} and {@code tables} table states. */
+    static int length(int snapshotBytes, int tables) {
+        return 28 + snapshotBytes + 4 + 52 * tables + 4;
+    }
+
     static ByteBuffer encode(long position, ByteBuffer snapshot, List<InstallRecord.TableState> tables) {
-        int len = 28 + snapshot.remaining() + 4 + 52 * tables.size() + 4;
+        int len = length(snapshot.remaining(), tables.size());
         ByteBuffer b = ByteBuffer.allocate(len);
         b.putLong(MAGIC).putLong(len).putLong(position).putInt(snapshot.remaining()).put(snapshot.duplicate());
         b.putInt(tables.size());

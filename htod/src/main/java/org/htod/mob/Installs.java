@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongUnaryOperator;
+import java.util.function.Supplier;
 import org.htod.core.HtodException;
 import org.htod.core.StoreFullException;
 import org.htod.core.alloc.Heap;
@@ -85,7 +87,8 @@ final class Installs {
         mob.onReplacedPlaced(replaced);
         mob.whenDropped(log::dropped);
         // From the open on, before installs take the heap's end (a reopen's heap keeps nothing).
-        keepRoomForCheckpoints(checkpointEstimate(checkpointBlock != 0 ? new long[] {checkpointBlock} : new long[0]));
+        keepRoomForCheckpoints(checkpointSize(checkpointBlock != 0 ? new long[] {checkpointBlock} : new long[0])
+                + PLACED_MEANWHILE);
     }
 
     /**
@@ -376,17 +379,11 @@ final class Installs {
             if (old != 0) {
                 given[given.length - 1] = old;
             }
-            long estimate = checkpointEstimate(given);
-            // The heap keeps room for it that entries may not take (see keepRoomForCheckpoints).
-            long block = heap.allocateForCheckpoint(ByteBuffer.allocate((int) estimate));
-            installer.forget(block);
+            Placed placed = placeCheckpoint(cpLsn, given);
+            long block = placed.block();
+            ByteBuffer rec = placed.record();
             boolean superblockTried = false;
             try {
-                ByteBuffer rec = CheckpointBlock.encode(cpLsn, heap.snapshot(given), tables.states());
-                if (rec.remaining() > estimate) {
-                    throw new IllegalStateException("a checkpoint of " + rec.remaining() + " bytes outgrew its block of "
-                            + estimate);
-                }
                 heap.rewrite(block, rec);
                 tables.writeHeaders();
                 heap.sync();
@@ -414,7 +411,7 @@ final class Installs {
             heldBlocks.clear();
             cleanMayStand = cleanNow;
             checkpointBlock = block;
-            keepRoomForCheckpoints(estimate);
+            keepRoomForCheckpoints(rec.remaining() + PLACED_MEANWHILE);
             lastCheckpointEnd = log.end();
             placedAtCheckpoint = placedSeen;
             log.release(Math.min(start, log.durable()));
@@ -426,25 +423,87 @@ final class Installs {
     }
 
     /**
-     * Bytes a checkpoint's block is allocated with: the heap's snapshot with {@code given} counted
-     * free, the tables' states, and room for the free blocks that values placed meanwhile add (the
-     * snapshot counts those blocks free): writers place them without the install lock.
+     * Room in a checkpoint's first block for the free blocks that values placed meanwhile add to
+     * its snapshot (12 bytes each; writers place them without the install lock): 16 of them. A
+     * block they outgrow anyway is tried again (see {@link #placeRecord}).
      */
-    private long checkpointEstimate(long[] given) {
-        return 64L + heap.snapshot(given).remaining() + 64L * (tables.all().size() + 1) + 256
-                + 12L * (heap.unrecorded().count() + 1024);
+    private static final int PLACED_MEANWHILE = 16 * 12;
+
+    /** Blocks a checkpoint tries before it gives up, each for a record that outgrew the one before. */
+    static final int CHECKPOINT_TRIES = 4;
+
+    /** A checkpoint's block and its record, which fits it. */
+    record Placed(long block, ByteBuffer record) {}
+
+    /**
+     * A checkpoint's block and record ({@link #placeRecord}), in the room the heap keeps for
+     * checkpoints. The caller holds the install lock.
+     */
+    private Placed placeCheckpoint(long cpLsn, long[] given) {
+        return placeRecord(heap, checkpointSize(given), want -> {
+            long block = heap.allocateForCheckpoint(ByteBuffer.allocate((int) want));
+            installer.forget(block);
+            return block;
+        }, () -> CheckpointBlock.encode(cpLsn, heap.snapshot(given), tables.states()));
+    }
+
+    /**
+     * Allocates a block ({@code allocate}, given the payload bytes wanted) for a record of about
+     * {@code size} bytes and then encodes the record ({@code encode}), which fits the block. The
+     * block is allocated for the record's size as the heap is before the allocation, and the
+     * record encoded after it: the allocation itself adds nothing to a checkpoint's snapshot,
+     * but values placed meanwhile add free blocks to it (writers place them without the install
+     * lock). A record that outgrew its block gives the block back and gets one for its measured
+     * size and a margin twice as large as before. A fixed allowance for those free blocks
+     * instead (12 bytes for each of 1,024) made the room kept for checkpoints a fifth of a 256
+     * KiB heap. After {@link #CHECKPOINT_TRIES} tries it throws, its blocks given back.
+     */
+    static Placed placeRecord(Heap heap, long size, LongUnaryOperator allocate, Supplier<ByteBuffer> encode) {
+        int margin = PLACED_MEANWHILE;
+        for (int tries = 1;; tries++) {
+            long block = allocate.applyAsLong(size + margin);
+            ByteBuffer rec;
+            try {
+                rec = encode.get();
+            } catch (RuntimeException e) {
+                heap.release(block);
+                throw e;
+            }
+            if (heap.fitsPayload(block, 0, rec.remaining())) {
+                return new Placed(block, rec);
+            }
+            heap.release(block);
+            if (tries == CHECKPOINT_TRIES) {
+                throw new HtodException("a checkpoint of " + heap.device().name() + " found its record of "
+                        + rec.remaining() + " bytes larger than its block of " + heap.blockSize(block)
+                        + " bytes at offset " + heap.address(block) + " at each of " + tries + " tries: values placed"
+                        + " meanwhile added free blocks to its snapshot faster than it could place it; its blocks"
+                        + " were given back, and the next checkpoint tries again");
+            }
+            size = rec.remaining();
+            margin *= 2;
+        }
+    }
+
+    /**
+     * Bytes of a checkpoint's record as the heap is now: the heap's snapshot with {@code given}
+     * counted free, and every table's state.
+     */
+    private long checkpointSize(long[] given) {
+        return CheckpointBlock.length(heap.snapshot(given).remaining(), tables.all().size());
     }
 
     /**
      * Has the heap keep room at its end for the next checkpoint's block ({@link
-     * Heap#keepForCheckpoints}), a quarter larger than {@code estimate}, the latest one's: a
-     * checkpoint allocates its block before it frees its predecessor's, and with the heap full of
-     * entries it found none, so that the log, which only a checkpoint gives back, filled for good
-     * with the very removals that would have made room. The quarter is for the snapshot's free
-     * blocks, which grow between checkpoints; the room kept never shrinks while the store is open.
+     * Heap#keepForCheckpoints}), a quarter larger than {@code record}, the latest one's record
+     * and the margin its block is allocated with: a checkpoint allocates its block before it
+     * frees its predecessor's, and with the heap full of entries it found none, so that the log,
+     * which only a checkpoint gives back, filled for good with the very removals that would have
+     * made room. The quarter is for the snapshot's free blocks, which grow between checkpoints;
+     * the room kept never shrinks while the store is open.
      */
-    private void keepRoomForCheckpoints(long estimate) {
-        heap.keepForCheckpoints(estimate + estimate / 4);
+    private void keepRoomForCheckpoints(long record) {
+        heap.keepForCheckpoints(record + record / 4);
     }
 
     /** Whether a superblock saying clean may be on disk while the store is open (see {@link #unmarkClean}). */

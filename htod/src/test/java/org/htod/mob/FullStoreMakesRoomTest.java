@@ -59,8 +59,8 @@ class FullStoreMakesRoomTest {
     void heapTooFullForADoublingsArray(boolean crash) {
         // Small entries: a doubled bucket array (16 bytes a bucket) outgrows what the heap has left
         // before the entries do. The capacity is one where the table is due to double when the
-        // heap is full, less what it keeps for checkpoints (from 272 to 344 KiB, in steps of 8).
-        fillRemoveAndPutAgain(b -> b.heapCapacity(304 << 10).bufferSize(64 << 10), 8, crash, true);
+        // heap is full, less what it keeps for checkpoints (from 216 to 296 KiB, in steps of 8).
+        fillRemoveAndPutAgain(b -> b.heapCapacity(256 << 10).bufferSize(64 << 10), 8, crash, true);
     }
 
     private static Htod.Builder builder(CrashDevice dev, UnaryOperator<Htod.Builder> options) {

@@ -29,6 +29,8 @@ import org.junit.jupiter.api.Test;
  */
 class PlacedValuesTest {
     private static final int VALUE = 4000;
+    /** A value placed in a block as small as a small store's checkpoint's. */
+    private static final int SMALL = 200;
 
     static Htod.Builder builder(BlockDevice dev, int placeFrom) {
         return Htod.builder(dev).grain(64).logSize(8 << 20).bufferSize(32 << 20).durability(Durability.SYNC)
@@ -185,9 +187,11 @@ class PlacedValuesTest {
      */
     @Test
     void aSyncThatFailsWhileAValueIsPlacedFailsThatPutAlone() {
+        // Values that split that block, which is a few hundred bytes (a checkpoint's is sized by
+        // its record): no waste is acceptable, so none takes it whole.
         MemoryDevice disk = new MemoryDevice();
         FaultyDevice faults = new FaultyDevice(disk);
-        HtodStore s = builder(faults, 512).durability(Durability.NONE).open();
+        HtodStore s = builder(faults, SMALL).acceptableWaste(0).durability(Durability.NONE).open();
         HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
         for (int i = 0; i < 20; i++) {
             m.put("small" + i, "s" + i);
@@ -197,7 +201,7 @@ class PlacedValuesTest {
         int failed = -1;
         for (int i = 0; i < 100 && failed < 0; i++) {
             try {
-                m.put("k" + i, value(i, VALUE));
+                m.put("k" + i, value(i, SMALL));
             } catch (org.htod.core.HtodException e) {
                 assertTrue(String.valueOf(e.getMessage()).contains("injected"), e.toString());
                 failed = i;
@@ -205,15 +209,15 @@ class PlacedValuesTest {
         }
         assertTrue(failed >= 0, "no placement met the failing sync");
         assertEquals(null, m.get("k" + failed), "the failed put");
-        m.put("k" + failed, value(failed, VALUE));
-        m.put("after", value(-1, VALUE));
+        m.put("k" + failed, value(failed, SMALL));
+        m.put("after", value(-1, SMALL));
         s.checkpoint();
         s.close();
-        try (HtodStore again = builder(disk.reopen(), 512).open()) {
+        try (HtodStore again = builder(disk.reopen(), SMALL).acceptableWaste(0).open()) {
             assertTrue(again.recoveryReport().clean(), again.recoveryReport().toString());
             HtodMap<String, String> r = again.map("m", Codec.string(), Codec.string());
-            assertEquals(value(failed, VALUE), r.get("k" + failed));
-            assertEquals(value(-1, VALUE), r.get("after"));
+            assertEquals(value(failed, SMALL), r.get("k" + failed));
+            assertEquals(value(-1, SMALL), r.get("after"));
             assertEquals(20 + failed + 2, r.size());
             LogStores.verify(again);
         }
