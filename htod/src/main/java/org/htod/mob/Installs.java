@@ -55,6 +55,8 @@ final class Installs {
     private long placedAtCheckpoint;
     /** Blocks of checkpoints whose superblock update failed. */
     private final List<Long> heldBlocks = new ArrayList<>();
+    /** The record size the heap keeps room for now (see {@link #keepRoomForCheckpoints}). */
+    private long keptFor;
     /** Handle of the block holding the checkpoint in force (0: none yet). */
     private long checkpointBlock;
     /** The log's end when the last checkpoint was taken: an idle flusher takes one only if it moved. */
@@ -411,6 +413,7 @@ final class Installs {
             heldBlocks.clear();
             cleanMayStand = cleanNow;
             checkpointBlock = block;
+            // Larger or smaller than before: the next checkpoint's record is about this one's size.
             keepRoomForCheckpoints(rec.remaining() + PLACED_MEANWHILE);
             lastCheckpointEnd = log.end();
             placedAtCheckpoint = placedSeen;
@@ -437,10 +440,15 @@ final class Installs {
 
     /**
      * A checkpoint's block and record ({@link #placeRecord}), in the room the heap keeps for
-     * checkpoints. The caller holds the install lock.
+     * checkpoints, which grows first when the checkpoint outgrew it: if this one finds no room
+     * elsewhere either, the entries freed there from now on stay for the next one. The caller
+     * holds the install lock.
      */
     private Placed placeCheckpoint(long cpLsn, long[] given) {
         return placeRecord(heap, checkpointSize(given), want -> {
+            if (want > keptFor) {
+                keepRoomForCheckpoints(want);
+            }
             long block = heap.allocateForCheckpoint(ByteBuffer.allocate((int) want));
             installer.forget(block);
             return block;
@@ -495,14 +503,18 @@ final class Installs {
 
     /**
      * Has the heap keep room at its end for the next checkpoint's block ({@link
-     * Heap#keepForCheckpoints}), a quarter larger than {@code record}, the latest one's record
-     * and the margin its block is allocated with: a checkpoint allocates its block before it
-     * frees its predecessor's, and with the heap full of entries it found none, so that the log,
-     * which only a checkpoint gives back, filled for good with the very removals that would have
-     * made room. The quarter is for the snapshot's free blocks, which grow between checkpoints;
-     * the room kept never shrinks while the store is open.
+     * Heap#keepForCheckpoints}), a quarter larger than {@code record}, the size of the latest
+     * one's record (or, before a checkpoint allocates its block, of the one it is about to
+     * place): a checkpoint allocates its block before it frees its predecessor's, and with the
+     * heap full of entries it found none, so that the log, which only a checkpoint gives back,
+     * filled for good with the very removals that would have made room. The quarter is for the
+     * snapshot's free blocks, which grow between checkpoints. The room follows the checkpoints'
+     * size, down as well as up: sized once from the largest estimate seen, it kept a heap's
+     * space from its entries for good, and sized from an earlier checkpoint alone, a checkpoint
+     * that outgrew it found no room and, never succeeding, never grew it.
      */
     private void keepRoomForCheckpoints(long record) {
+        keptFor = record;
         heap.keepForCheckpoints(record + record / 4);
     }
 

@@ -334,17 +334,18 @@ public final class Heap implements AutoCloseable {
      * allocated before its predecessor is freed), of at most a block and the waste of a block
      * used whole. What that one leaves lies before it and after it, one of the two at least a
      * block long, and a coalescing (which {@link #allocate} runs when it finds no room) makes
-     * it one free block, or the tail. A quarter of the heap at most, and never less than kept
-     * already: a checkpoint that outgrows what was kept may find no room, as before. Blocks past
-     * the kept point when it is set stay where they are, and the space becomes the
-     * checkpoints' as they are freed. Memory only: nothing on disk records it, and a reopen,
-     * whose recovery places no block, does not rely on it.
+     * it one free block, or the tail. A quarter of the heap at most. Each call sets the room
+     * anew, larger or smaller than before: the caller follows its checkpoints' size, which
+     * grows and shrinks with the free blocks their snapshots list. Blocks past the kept point
+     * when it is set stay where they are, and the space becomes the checkpoints' as they are
+     * freed; bytes no longer kept go back to every allocation. Memory only: nothing on disk
+     * records it, and a reopen, whose recovery places no block, does not rely on it.
      */
     public void keepForCheckpoints(long payload) {
         long want = 3 * blockSizeFor(payload) + opt.acceptableWaste();
         lock.lock();
         try {
-            kept = Math.max(kept, Math.min(want, (end - start) / 4) / grain * grain);
+            kept = Math.min(want, (end - start) / 4) / grain * grain;
         } finally {
             lock.unlock();
         }
