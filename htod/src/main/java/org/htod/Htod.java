@@ -202,6 +202,7 @@ public final class Htod {
         private boolean asStored;
         private long bufferSize = defaultBufferSize();
         private int installBatch = 4096;
+        private long hashKeySeed;
         private int placeValuesFrom;
         /**
          * 0: the mode's own, {@link TableOptions#DEFAULT_DOUBLING_MIN_BATCH} in direct mode, {@link
@@ -313,6 +314,16 @@ public final class Htod {
         /** Internal tuning, for tests: the most keys one install of the write layer takes. */
         Builder installBatch(int keys) {
             this.installBatch = keys;
+            return this;
+        }
+
+        /**
+         * For tests only: the hash keys of the tables the store creates come from a generator
+         * seeded with {@code seed}, not from {@code SecureRandom}, so that a test's buckets replay
+         * (see {@link TableOptions#hashKeySeed}); 0, the default, draws them at random.
+         */
+        Builder hashKeySeed(long seed) {
+            this.hashKeySeed = seed;
             return this;
         }
 
@@ -473,7 +484,7 @@ public final class Htod {
                     Clock c = clock;
                     TableOptions topts = new TableOptions(false, c::millis, loadPermille, cacheSize, maxPendingLinks,
                             doublingMinBatch != 0 ? doublingMinBatch : TableOptions.LOGGED_DOUBLING_MIN_BATCH,
-                            TableOptions.DEFAULT_SLOT_RUN_BYTES);
+                            TableOptions.DEFAULT_SLOT_RUN_BYTES, hashKeySeed);
                     WriteLayer.Options wopts = new WriteLayer.Options(WriteLayer.Durability.valueOf(durability.name()),
                             bufferSize, Math.max(1, syncInterval.toMillis()), installBatch, placeValuesFrom, readOnly);
                     // An online compaction opens the file again with these very options.
@@ -516,7 +527,7 @@ public final class Htod {
                 tables = TableStore.open(storage, new TableOptions(durability == Durability.SYNC, c::millis,
                         loadPermille, cacheSize, maxPendingLinks,
                         doublingMinBatch != 0 ? doublingMinBatch : TableOptions.DEFAULT_DOUBLING_MIN_BATCH,
-                        TableOptions.DEFAULT_SLOT_RUN_BYTES),
+                        TableOptions.DEFAULT_SLOT_RUN_BYTES, hashKeySeed),
                         progress::step);
             } catch (RuntimeException | Error e) {
                 // Not storage.close(): that would mark the store clean and skip the tables' recovery

@@ -9,7 +9,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.htod.core.device.MemoryDevice;
-import org.htod.table.Hashing;
+import org.htod.table.HashtableOnDisk;
 import org.htod.testkit.ManualClock;
 import org.htod.testkit.OpenedStores;
 import org.htod.testkit.VerifyStores;
@@ -24,28 +24,27 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(VerifyStores.class)
 class ExpiredReadInFunctionTest {
-    /** A key of the bucket {@code bucket} of a 64-bucket table, named {@code prefix} and a number. */
-    private static String inBucket(String prefix, long bucket) {
+    /**
+     * A key of the bucket {@code bucket} of map {@code map} of {@code s} while it has 64 buckets
+     * (by the hash function of its table, whose key it drew), named {@code prefix} and a number.
+     */
+    private static String inBucket(HtodStore s, String map, String prefix, long bucket) {
+        HashtableOnDisk t = s.tableStore().table(map, false);
         for (int i = 0;; i++) {
             String b = prefix + i;
-            if ((Hashing.hash(Codec.string().encode(b)) & 63) == bucket) {
+            if ((t.hash(Codec.string().encode(b)) & 63) == bucket) {
                 return b;
             }
         }
     }
 
-    /** Two keys of one bucket of a 64-bucket table. */
-    private static String[] sameBucket() {
-        return new String[] {inBucket("a", 5), inBucket("b", 5)};
-    }
-
     @Test
     void computeReadingAnExpiredKeyOfItsChain(OpenedStores stores) {
-        String[] k = sameBucket();
         ManualClock clock = new ManualClock();
         MemoryDevice dev = new MemoryDevice();
         HtodStore store = stores.open(dev, b -> TestStores.small(b).directMode(true).clock(clock));
         HtodMap<String, String> m = store.map("m", Codec.string(), Codec.string());
+        String[] k = {inBucket(store, "m", "a", 5), inBucket(store, "m", "b", 5)}; // two keys of one bucket
         m.put(k[0], "a1");
         m.put(k[1], "b1", Duration.ofMillis(1)); // first in the chain, before a
         clock.millis.addAndGet(10);
@@ -67,10 +66,10 @@ class ExpiredReadInFunctionTest {
         // not tracked: a store whose writers hang cannot be closed
         HtodStore store = TestStores.small(new MemoryDevice()).directMode(true).clock(clock).open();
         HtodMap<String, String> m = store.map("m", Codec.string(), Codec.string());
-        String a = inBucket("a", 1);
-        String d = inBucket("d", 1);
-        String c = inBucket("c", 2);
-        String b = inBucket("b", 2);
+        String a = inBucket(store, "m", "a", 1);
+        String d = inBucket(store, "m", "d", 1);
+        String c = inBucket(store, "m", "c", 2);
+        String b = inBucket(store, "m", "b", 2);
         m.put(a, "a");
         m.put(c, "c");
         m.put(b, "b", Duration.ofMillis(1));

@@ -73,7 +73,8 @@ class HtodMapCrashTest {
         Durability durability = Durability.values()[(int) (seed / 3 % 3)];
         MemoryDevice disk = new MemoryDevice();
         CrashDevice dev = new CrashDevice(disk);
-        HtodStore store = TestStores.small(dev).storageMethod(method).durability(durability)
+        // hash keys from the seed too, so that a seed replays the buckets and the writes it met
+        HtodStore store = TestStores.small(dev).hashKeySeed(seed).storageMethod(method).durability(durability)
                 .syncInterval(Duration.ofMillis(2)).open();
         HtodMap<String, String> m = store.map("crash", Codec.string(), Codec.string());
         dev.armPowerCut(1 + r.nextInt(1500), Counting.WRITES_AND_SYNCS, CutWrite.IN_FLIGHT);

@@ -23,6 +23,11 @@ public final class LayerAccess {
         return b.installBatch(keys);
     }
 
+    /** Hash keys of the store's new tables from a generator seeded with {@code seed}, so that buckets replay. */
+    public static Htod.Builder hashKeySeed(Htod.Builder b, long seed) {
+        return b.hashKeySeed(seed);
+    }
+
     /** The fewest buckets one step of a doubling moves (and the direct mode's pending links). */
     public static Htod.Builder doublingMinBatch(Htod.Builder b, int buckets) {
         return b.tuning(org.htod.table.TableOptions.DEFAULT_MAX_PENDING_LINKS, buckets);

@@ -9,7 +9,6 @@ import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.function.LongSupplier;
 import org.htod.table.HashtableOnDisk;
-import org.htod.table.Hashing;
 import org.htod.table.Mutation;
 import org.htod.table.StoredEntry;
 import org.htod.table.TableReader;
@@ -54,13 +53,13 @@ public final class BufferedMap implements TableReader, TableWriter {
     @Override
     public StoredEntry get(byte[] key) {
         layer.ensureOpen();
-        return current(key, Hashing.hash(key), true);
+        return current(key, table.hash(key), true);
     }
 
     @Override
     public boolean containsKey(byte[] key) {
         layer.ensureOpen();
-        return current(key, Hashing.hash(key), false) != null;
+        return current(key, table.hash(key), false) != null;
     }
 
     /**

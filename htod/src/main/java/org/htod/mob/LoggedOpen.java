@@ -20,7 +20,7 @@ import org.htod.core.log.Log;
 import org.htod.core.log.LogReader;
 import org.htod.core.log.Records;
 import org.htod.core.storage.Storage;
-import org.htod.table.Hashing;
+import org.htod.table.HashtableOnDisk;
 import org.htod.table.InstallRecord;
 import org.htod.table.Installer;
 import org.htod.table.TableOptions;
@@ -225,9 +225,6 @@ public final class LoggedOpen {
             progress.step(end - start, end - start);
         }
 
-        // The values placed in the heap by the last record of their keys, read and checked.
-        PlacedValues.Settled placed = PlacedValues.settle(heap, data, name);
-
         // Redo the installs after the checkpoint: the heap's allocations and frees, the tables'
         // states, and the links that still hold (linksToRedo).
         HeapReplay replay = new HeapReplay(heap);
@@ -242,6 +239,9 @@ public final class LoggedOpen {
                 states.put(st.tableId(), st);
             }
         }
+        // The values placed in the heap by the last record of their keys, read and checked; each
+        // entry's hash by its table's function, which its header holds.
+        PlacedValues.Settled placed = PlacedValues.settle(heap, data, TableStore.hashes(heap, states), name);
         Map<Long, InstallRecord.LinkWrite> links = linksToRedo(installs, heap::address);
         // A placed value's block no install recorded is free to the replay: taken back, unrecorded.
         for (PlacedValues.Logged d : data) {
@@ -260,9 +260,9 @@ public final class LoggedOpen {
         Installer installer = new Installer(log);
         heap.useJournal(installer);
         TableStore tables = TableStore.openLogged(storage, topts, installer, new ArrayList<>(links.values()), states);
-        Map<Long, Boolean> known = new HashMap<>();
-        for (InstallRecord.TableState st : tables.states()) {
-            known.put(st.tableId(), true);
+        Map<Long, HashtableOnDisk> known = new HashMap<>();
+        for (HashtableOnDisk t : tables.all()) {
+            known.put(t.tableId(), t);
         }
         Mob mob = new Mob(wopts.bufferBytes());
         long keys = 0;
@@ -286,7 +286,7 @@ public final class LoggedOpen {
                 // layer keeps it (see Mob.relogged): a checkpoint naming a later part as where
                 // replay begins would leave the next replay a unit without its first parts.
                 long from = unitStarts.getOrDefault(d.lsn(), d.lsn());
-                mob.put(op.tableId(), op.key(), Hashing.hash(op.key()), v, from, 0, Mob.UNKNOWN);
+                mob.put(op.tableId(), op.key(), known.get(op.tableId()).hash(op.key()), v, from, 0, Mob.UNKNOWN);
                 keys++;
             }
         }

@@ -6,9 +6,11 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongFunction;
 import org.htod.core.CorruptStoreException;
 import org.htod.core.alloc.Heap;
 import org.htod.table.PlacedEntries;
+import org.htod.table.TableHash;
 
 /**
  * Recovery's part for placed values (see {@link WriteLayer}): the value of each key whose last
@@ -43,11 +45,11 @@ final class PlacedValues {
 
     /**
      * Reads the placed values of {@code data} (in log order) that recovery needs: those of the
-     * last record of each key.
+     * last record of each key; {@code hashes} gives the hash function of a table by its id.
      *
      * @throws CorruptStoreException if a block does not hold the entry its record names
      */
-    static Settled settle(Heap heap, List<Logged> data, String device) {
+    static Settled settle(Heap heap, List<Logged> data, LongFunction<TableHash> hashes, String device) {
         Map<ByteBuffer, Last> last = new HashMap<>();
         for (Logged d : data) {
             for (int i = 0; i < d.ops().size(); i++) {
@@ -67,8 +69,14 @@ final class PlacedValues {
         for (Last l : placed) {
             DataRecord.Op op = l.op();
             DataRecord.Placed p = op.placed();
-            byte[] v = PlacedEntries.valueIfIntact(heap, p.block(), op.tableId(), op.key(), op.version(), op.expiry(),
-                    p.headCrc(), p.valueLength());
+            TableHash hashing = hashes.apply(op.tableId());
+            if (hashing == null) {
+                throw new CorruptStoreException(device + ": the log record at position " + l.at().lsn() + " changes table"
+                        + " id 0x" + Long.toHexString(op.tableId()) + ", of which neither the checkpoint nor the log holds"
+                        + " a state", -1);
+            }
+            byte[] v = PlacedEntries.valueIfIntact(heap, p.block(), op.tableId(), hashing, op.key(), op.version(),
+                    op.expiry(), p.headCrc(), p.valueLength());
             bytes += heap.blockSize(p.block());
             if (v == null) {
                 throw new CorruptStoreException(device + ": the log record at position " + l.at().lsn() + " names the block"

@@ -21,7 +21,6 @@ import org.htod.core.log.Log;
 import org.htod.core.storage.Storage;
 import org.htod.table.Change;
 import org.htod.table.HashtableOnDisk;
-import org.htod.table.Hashing;
 import org.htod.table.Installer;
 import org.htod.table.Mutation;
 import org.htod.table.PlacedEntries;
@@ -234,7 +233,7 @@ public final class WriteLayer {
     }
 
     private void write(BufferedMap m, byte[] key, Mutation mutation, boolean raw) {
-        long hash = Hashing.hash(key);
+        long hash = m.table.hash(key);
         ReentrantLock stripe = mob.lock(m.tableId, hash);
         if (stripe.isHeldByCurrentThread()) {
             throw new IllegalStateException("recursive update of map '" + m.table.name() + "': a function given to"
@@ -374,7 +373,7 @@ public final class WriteLayer {
         if (c.isRemove() || options.placeValuesFrom() <= 0 || c.value().length < options.placeValuesFrom()) {
             return new Mob.Value(c.isRemove() ? null : c.value(), c.expiry(), version);
         }
-        ByteBuffer entry = PlacedEntries.encode(m.tableId, version, c.expiry(), key, c.value());
+        ByteBuffer entry = PlacedEntries.encode(m.table, version, c.expiry(), key, c.value());
         long block = heap.allocateUnrecorded(entry);
         return new Mob.Value(c.value(), c.expiry(), version, block, PlacedEntries.headCrc(entry));
     }
@@ -485,7 +484,7 @@ public final class WriteLayer {
                 throw new IllegalArgumentException("a batch holds operations on maps of one store");
             }
             ms.add(m);
-            hashes.add(Hashing.hash(op.key()));
+            hashes.add(m.table.hash(op.key()));
             bytes += 64 + op.key().length + (op.value() == null ? 0 : op.value().length);
         }
         if (bytes > log.maxPayload()) {

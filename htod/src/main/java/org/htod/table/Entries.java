@@ -17,7 +17,7 @@ import org.htod.core.CorruptStoreException;
  *                     to this entry, so that a link written to the wrong place does not check
  * 12   4  headCrc     CRC32C of bytes 16 .. 64+k-1: the fixed fields below and the key
  * 16   8  tableId     random id of the table the entry belongs to
- * 24   8  hash        Hashing.hash(key); its low bits choose the bucket
+ * 24   8  hash        the key's hash by the table's function (TableHash); its low bits choose the bucket
  * 32   8  version     1 when the key is inserted, +1 on each replacement, or the caller's version
  * 40   8  expiry      epoch milliseconds after which the entry is dead, 0 for never
  * 48   4  keyLength   k, 0 .. MAX_KEY (64 KiB)

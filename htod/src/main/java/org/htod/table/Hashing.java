@@ -5,14 +5,16 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 
 /**
- * The hash of a key, part of the on-disk format: an entry stores it, and its low bits choose the
- * bucket, so it must never change for a given format version.
+ * The hash function of version-1 tables ({@link TableHash#FIXED_SEED}), part of the on-disk
+ * format: their entries store it, and its low bits choose the bucket, so it must never change.
+ * Anyone can compute it, and so craft keys that share a bucket: tables created now hash with a
+ * key of their own instead (see {@link TableHash}).
  *
  * <p>MurmurHash64A (Austin Appleby, public domain) of the key bytes with seed {@link #SEED}, read
  * as little-endian 64-bit words, followed by the MurmurHash3 64-bit finalizer so that the low
  * bits, which pick the bucket and the lock stripe, depend on every input bit.
  */
-public final class Hashing {
+final class Hashing {
     static final long SEED = 0x48544f4448415348L; // "HTODHASH"
     private static final long M = 0xc6a4a7935bd1e995L;
     private static final int R = 47;
@@ -21,7 +23,7 @@ public final class Hashing {
 
     private Hashing() {}
 
-    public static long hash(byte[] key) {
+    static long hash(byte[] key) {
         int len = key.length;
         long h = SEED ^ (len * M);
         int words = len >>> 3;

@@ -67,6 +67,8 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     final SyncGate gate;
     final long header;
     final long tableId;
+    /** The function of this table's keys, from its header: never changes. */
+    final TableHash hashing;
     final String name;
     final int loadPermille;
     final boolean syncEachWrite;
@@ -98,6 +100,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         this.gate = gate;
         this.header = header;
         this.tableId = st.tableId();
+        this.hashing = st.hash();
         this.loadPermille = st.loadPermille();
         this.headerSequence = st.sequence();
         this.count = new AtomicLong(st.entryCount());
@@ -118,10 +121,11 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     record Created(long header, long tableId) {}
 
     /**
-     * Writes a new, empty table (bucket array and header). Nothing refers to it yet; the caller
-     * syncs before linking it anywhere.
+     * Writes a new, empty table (bucket array and header) hashing with {@code hash}: a {@link
+     * TableHash#fresh} key for every table the store creates (tests give one they chose, or the
+     * version-1 function). Nothing refers to it yet; the caller syncs before linking it anywhere.
      */
-    static Created create(Heap heap, SlotCache slots, int loadPermille) {
+    static Created create(Heap heap, SlotCache slots, int loadPermille, TableHash hash) {
         if (loadPermille < 100 || loadPermille > 10_000) {
             throw new IllegalArgumentException("load factor must be between 0.1 and 10, found " + loadPermille / 1000.0);
         }
@@ -131,7 +135,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         do {
             id = r.nextLong();
         } while (id == 0);
-        return new Created(TableHeader.create(heap, new TableHeader.State(1, id, a.directory, 0, loadPermille, 0, 0, 0)), id);
+        return new Created(TableHeader.create(heap, new TableHeader.State(1, id, a.directory, 0, loadPermille, 0, 0, 0, hash)), id);
     }
 
     /**
@@ -189,11 +193,16 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
                     + " count, found " + st.loadPermille() / 1000.0 + " and " + st.count(), at);
         }
         TableHeader.State fromLog = new TableHeader.State(h.sequence(), h.tableId(), st.array(), st.count(),
-                st.loadPermille(), st.newArray(), st.moved(), st.moved());
+                st.loadPermille(), st.newArray(), st.moved(), st.moved(), h.hash());
         HashtableOnDisk t = new HashtableOnDisk(heap, gate, header, fromLog, new Shape(BucketArray.load(heap, st.array(), gate.slots)),
                 name, options);
         t.restore(st);
         return t;
+    }
+
+    /** The hash of {@code key} in this table, which chooses its bucket and stripe, and which its entry stores. */
+    public long hash(byte[] key) {
+        return hashing.hash(key);
     }
 
     static int stripe(long hash) {
@@ -288,7 +297,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      */
     public StoredEntry read(byte[] key, boolean withValue) {
         ensureOpen();
-        long hash = Hashing.hash(key);
+        long hash = hash(key);
         Lock r = lockViewOrBeside(stripe(hash));
         try {
             Doubler.Unfinished u = unfinished;
@@ -476,7 +485,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     @Override
     public void update(byte[] key, Mutation mutation) {
         ensureOpen();
-        long hash = Hashing.hash(key);
+        long hash = hash(key);
         int st = stripe(hash);
         boolean inserted = false;
         boolean changed = false;
@@ -560,7 +569,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
      */
     private void removeExpiredIfFree(byte[] key) {
         ensureOpen();
-        long hash = Hashing.hash(key);
+        long hash = hash(key);
         int st = stripe(hash);
         ReentrantLock l = writers[st];
         if (l.isHeldByCurrentThread() || !l.tryLock()) {
@@ -584,7 +593,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
     /** Removes the entry of {@code key} if it is there and expired; returns whether it did. */
     boolean removeExpired(byte[] key) {
         ensureOpen();
-        long hash = Hashing.hash(key);
+        long hash = hash(key);
         int st = stripe(hash);
         lockWriter(st);
         try {
@@ -634,12 +643,12 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         /** The placed entry's head CRC, the salt of its {@code next} link. */
         final int placedHeadCrc;
 
-        public Item(byte[] key, byte[] value, long expiry, long version) {
-            this(key, Hashing.hash(key), value, expiry, version, 0, 0);
+        Item(byte[] key, long hash, byte[] value, long expiry, long version) {
+            this(key, hash, value, expiry, version, 0, 0);
         }
 
         /**
-         * A put of a key whose {@link Hashing#hash} the caller has; {@code placed} is the block its
+         * A put of a key whose {@link HashtableOnDisk#hash} the caller has; {@code placed} is the block its
          * writer placed the entry (of this version and expiry) in already, or 0.
          */
         public Item(byte[] key, long hash, byte[] value, long expiry, long version, long placed, int placedHeadCrc) {
@@ -662,7 +671,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         List<Item> items = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             checkSizes(keys.get(i), values.get(i));
-            items.add(new Item(keys.get(i), values.get(i), expiry, 0));
+            items.add(new Item(keys.get(i), hash(keys.get(i)), values.get(i), expiry, 0));
         }
         InstallRounds.apply(this, items, true);
     }
@@ -867,7 +876,7 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
             headerSequence++;
             countInHeader = -1; // until the write succeeds: then a checkpoint or close writes the header again
             TableHeader.write(heap, header, new TableHeader.State(headerSequence, tableId, s.array.directory, entries,
-                    loadPermille, s.next == null ? 0 : s.next.directory, s.moved, s.unzipFrom));
+                    loadPermille, s.next == null ? 0 : s.next.directory, s.moved, s.unzipFrom, hashing));
             countInHeader = entries;
         }
     }

@@ -15,10 +15,10 @@ import org.htod.core.alloc.Heap;
 public final class PlacedEntries {
     private PlacedEntries() {}
 
-    /** The payload of a new entry of {@code key} in table {@code tableId}, to be placed by its writer. */
-    public static ByteBuffer encode(long tableId, long version, long expiry, byte[] key, byte[] value) {
+    /** The payload of a new entry of {@code key} in table {@code t}, to be placed by its writer. */
+    public static ByteBuffer encode(HashtableOnDisk t, long version, long expiry, byte[] key, byte[] value) {
         HashtableOnDisk.checkSizes(key, value);
-        return Entries.encode(0, tableId, Hashing.hash(key), version, expiry, key, value);
+        return Entries.encode(0, t.tableId, t.hash(key), version, expiry, key, value);
     }
 
     /** The head CRC of an entry {@link #encode} made. */
@@ -28,14 +28,14 @@ public final class PlacedEntries {
 
     /**
      * The value of the entry in block {@code handle}, if the block holds exactly the entry a
-     * record names (its head CRC, table, key, version, expiry and value length, and a value whose
-     * CRC matches); else null: the block was never written whole (a write that a crash cut off
+     * record names (its head CRC, table, key, version, expiry and value length, the key's hash by
+     * {@code hashing}, the table's function, and a value whose CRC matches); else null: the block was never written whole (a write that a crash cut off
      * before its sync) or holds something else.
      *
      * @throws org.htod.core.HtodIOException if the device fails
      */
-    public static byte[] valueIfIntact(Heap heap, long handle, long tableId, byte[] key, long version, long expiry,
-            int headCrc, int valueLength) {
+    public static byte[] valueIfIntact(Heap heap, long handle, long tableId, TableHash hashing, byte[] key, long version,
+            long expiry, int headCrc, int valueLength) {
         if (heap.address(handle) + heap.blockSize(handle) > heap.device().size()) {
             return null; // the block's write never reached a device that grows with its writes
         }
@@ -56,7 +56,7 @@ public final class PlacedEntries {
             return null;
         }
         if (h.tableId != tableId || h.version != version || h.expiry != expiry || h.valueLength != valueLength
-                || h.hash != Hashing.hash(key) || !Entries.keyEquals(b, h, key)
+                || h.hash != hashing.hash(key) || !Entries.keyEquals(b, h, key)
                 || b.limit() < Entries.KEY_OFFSET + h.keyLength + h.valueLength) {
             return null;
         }

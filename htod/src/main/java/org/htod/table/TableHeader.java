@@ -13,9 +13,13 @@ import org.htod.core.alloc.Heap;
  * slot with the higher sequence is current. Odd sequences go to slot A (payload offset 0), even
  * ones to slot B (payload offset 128).
  *
+ * <p>The format version names the table's hash function ({@link TableHash}): 1, fixed-seed
+ * MurmurHash64A, whose hash key bytes are reserved (0) and not read; 2, SipHash-2-4 under the
+ * 128-bit key the slot holds. Both slots carry the same; the CRC covers the key.
+ *
  * <pre>
  *   0  8  magic          "HTODTABL"
- *   8  4  formatVersion  1
+ *   8  4  formatVersion  1 or 2: the table's hash function (see above)
  *  12  4  reserved       0
  *  16  8  sequence       number of this header write, from 1
  *  24  8  tableId        random, non-zero; every entry of the table carries it
@@ -27,13 +31,17 @@ import org.htod.core.alloc.Heap;
  *  64  8  moved          doubling: old buckets [0, moved) have been moved to the new array
  *  72  8  unzipFrom      doubling: old buckets [unzipFrom, moved) were moved by the last batch, whose
  *                        in-place relinking may have been cut by a crash (recovery redoes it)
- *  80 44  reserved       0
+ *  80  8  hashKey0       version 2: k0 of the SipHash key (0 in version 1)
+ *  88  8  hashKey1       version 2: k1 of the SipHash key (0 in version 1)
+ *  96 28  reserved       0
  * 124  4  crc32c         CRC32C of bytes 0..123 of the slot
  * </pre>
  */
 final class TableHeader {
     static final long MAGIC = 0x48544f445441424cL; // "HTODTABL"
-    static final int FORMAT_VERSION = 1;
+    /** The format versions read: 1, fixed-seed tables, and 2, keyed ones (see {@link TableHash}). */
+    static final int OLDEST_VERSION = 1;
+    static final int NEWEST_VERSION = 2;
     static final int SLOT_SIZE = 128;
     static final int PAYLOAD_SIZE = 2 * SLOT_SIZE;
 
@@ -47,11 +55,13 @@ final class TableHeader {
     static final int NEW_ARRAY_OFFSET = 56;
     static final int MOVED_OFFSET = 64;
     static final int UNZIP_FROM_OFFSET = 72;
+    static final int HASH_KEY0_OFFSET = 80;
+    static final int HASH_KEY1_OFFSET = 88;
     static final int CRC_OFFSET = 124;
 
     /** The state one slot holds. */
     record State(long sequence, long tableId, long array, long entryCount, int loadPermille, long newArray,
-            long moved, long unzipFrom) {
+            long moved, long unzipFrom, TableHash hash) {
 
         boolean doubling() {
             return newArray != 0;
@@ -63,7 +73,7 @@ final class TableHeader {
     static ByteBuffer encodeSlot(State s) {
         ByteBuffer b = ByteBuffer.allocate(SLOT_SIZE);
         b.putLong(MAGIC_OFFSET, MAGIC);
-        b.putInt(VERSION_OFFSET, FORMAT_VERSION);
+        b.putInt(VERSION_OFFSET, s.hash.formatVersion);
         b.putLong(SEQUENCE_OFFSET, s.sequence);
         b.putLong(TABLE_ID_OFFSET, s.tableId);
         b.putLong(ARRAY_OFFSET, s.array);
@@ -72,6 +82,8 @@ final class TableHeader {
         b.putLong(NEW_ARRAY_OFFSET, s.newArray);
         b.putLong(MOVED_OFFSET, s.moved);
         b.putLong(UNZIP_FROM_OFFSET, s.unzipFrom);
+        b.putLong(HASH_KEY0_OFFSET, s.hash.k0);
+        b.putLong(HASH_KEY1_OFFSET, s.hash.k1);
         b.putInt(CRC_OFFSET, crc(b, 0));
         return b;
     }
@@ -122,6 +134,13 @@ final class TableHeader {
                         + " sequence of its parity, or a slot never written (zeros)", where);
             }
         }
+        if (a != null && c != null && !a.hash.equals(c.hash)) {
+            // A table's function never changes: two slots that disagree were not both written
+            // by it, and whichever was taken would misplace every key.
+            throw new CorruptStoreException("table header at offset " + at + " of " + dev + ": expected slots A and B"
+                    + " of one hash function, found " + a.hash + " and " + c.hash + (a.hash.formatVersion
+                    == c.hash.formatVersion ? " under different keys" : ""), at);
+        }
         State best = a == null ? c : c == null ? a : a.sequence >= c.sequence ? a : c;
         if (best == null) {
             throw new CorruptStoreException("no valid table header slot in the block at offset " + at + " of " + dev
@@ -144,8 +163,8 @@ final class TableHeader {
             return null;
         }
         int version = b.getInt(at + VERSION_OFFSET);
-        if (version != FORMAT_VERSION) {
-            throw new IncompatibleFormatException("table header of " + dev, version, FORMAT_VERSION, FORMAT_VERSION);
+        if (version < OLDEST_VERSION || version > NEWEST_VERSION) {
+            throw new IncompatibleFormatException("table header of " + dev, version, OLDEST_VERSION, NEWEST_VERSION);
         }
         long seq = b.getLong(at + SEQUENCE_OFFSET);
         if (seq < 1 || (seq % 2 == 1) != (at == 0)) {
@@ -153,6 +172,7 @@ final class TableHeader {
         }
         return new State(seq, b.getLong(at + TABLE_ID_OFFSET), b.getLong(at + ARRAY_OFFSET),
                 b.getLong(at + ENTRY_COUNT_OFFSET), b.getInt(at + LOAD_OFFSET), b.getLong(at + NEW_ARRAY_OFFSET),
-                b.getLong(at + MOVED_OFFSET), b.getLong(at + UNZIP_FROM_OFFSET));
+                b.getLong(at + MOVED_OFFSET), b.getLong(at + UNZIP_FROM_OFFSET), version == 1 ? TableHash.FIXED_SEED
+                        : TableHash.keyed(b.getLong(at + HASH_KEY0_OFFSET), b.getLong(at + HASH_KEY1_OFFSET)));
     }
 }

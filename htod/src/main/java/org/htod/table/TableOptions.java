@@ -17,9 +17,12 @@ import java.util.function.LongSupplier;
  * @param slotRunBytes bucket slots of one segment that a flush changes and that lie less than this many
  *     bytes apart are written as one run (see {@code SyncGate.writeSlotRun}); 0 writes every link alone
  *     (tests do, so that crashes fall between the links as they did)
+ * @param hashKeySeed 0: each new table's hash key is drawn from {@code SecureRandom} (see {@link TableHash});
+ *     otherwise, for tests only, the keys of the tables a store creates come from a generator seeded
+ *     with it, so that a test's buckets, and the writes that follow from them, replay
  */
 public record TableOptions(boolean syncEachWrite, LongSupplier clock, int loadPermille, long cacheBytes,
-        int maxPendingLinks, int doublingMinBatch, int slotRunBytes) {
+        int maxPendingLinks, int doublingMinBatch, int slotRunBytes, long hashKeySeed) {
     public static final int DEFAULT_MAX_PENDING_LINKS = 8192;
     public static final int DEFAULT_DOUBLING_MIN_BATCH = 1024;
     /**
@@ -45,10 +48,10 @@ public record TableOptions(boolean syncEachWrite, LongSupplier clock, int loadPe
         }
     }
 
-    /** The defaults: no sync per write, the system clock, load 0.75, an 8 MiB cache. */
+    /** The defaults: no sync per write, the system clock, load 0.75, an 8 MiB cache, random hash keys. */
     public static TableOptions defaults() {
         return new TableOptions(false, System::currentTimeMillis, HashtableOnDisk.DEFAULT_LOAD_PERMILLE, 8L << 20,
-                DEFAULT_MAX_PENDING_LINKS, DEFAULT_DOUBLING_MIN_BATCH, DEFAULT_SLOT_RUN_BYTES);
+                DEFAULT_MAX_PENDING_LINKS, DEFAULT_DOUBLING_MIN_BATCH, DEFAULT_SLOT_RUN_BYTES, 0);
     }
 
     /** The most bytes of bucket slots held in memory: a quarter of {@link #cacheBytes}. */
@@ -57,30 +60,42 @@ public record TableOptions(boolean syncEachWrite, LongSupplier clock, int loadPe
     }
 
     public TableOptions withSyncEachWrite(boolean v) {
-        return new TableOptions(v, clock, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch, slotRunBytes);
+        return new TableOptions(v, clock, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch,
+                slotRunBytes, hashKeySeed);
     }
 
     public TableOptions withClock(LongSupplier v) {
-        return new TableOptions(syncEachWrite, v, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch, slotRunBytes);
+        return new TableOptions(syncEachWrite, v, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch,
+                slotRunBytes, hashKeySeed);
     }
 
     public TableOptions withLoadPermille(int v) {
-        return new TableOptions(syncEachWrite, clock, v, cacheBytes, maxPendingLinks, doublingMinBatch, slotRunBytes);
+        return new TableOptions(syncEachWrite, clock, v, cacheBytes, maxPendingLinks, doublingMinBatch,
+                slotRunBytes, hashKeySeed);
     }
 
     public TableOptions withCacheBytes(long v) {
-        return new TableOptions(syncEachWrite, clock, loadPermille, v, maxPendingLinks, doublingMinBatch, slotRunBytes);
+        return new TableOptions(syncEachWrite, clock, loadPermille, v, maxPendingLinks, doublingMinBatch,
+                slotRunBytes, hashKeySeed);
     }
 
     public TableOptions withMaxPendingLinks(int v) {
-        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, v, doublingMinBatch, slotRunBytes);
+        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, v, doublingMinBatch,
+                slotRunBytes, hashKeySeed);
     }
 
     public TableOptions withSlotRunBytes(int v) {
-        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch, v);
+        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch,
+                v, hashKeySeed);
+    }
+
+    public TableOptions withHashKeySeed(long v) {
+        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, maxPendingLinks, doublingMinBatch,
+                slotRunBytes, v);
     }
 
     public TableOptions withDoublingMinBatch(int v) {
-        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, maxPendingLinks, v, slotRunBytes);
+        return new TableOptions(syncEachWrite, clock, loadPermille, cacheBytes, maxPendingLinks, v,
+                slotRunBytes, hashKeySeed);
     }
 }

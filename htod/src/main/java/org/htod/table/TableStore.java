@@ -7,6 +7,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongFunction;
+import java.util.function.Supplier;
 import org.htod.core.CorruptStoreException;
 import org.htod.core.StepListener;
 import org.htod.core.StoreClosedException;
@@ -32,14 +34,21 @@ public final class TableStore implements AutoCloseable {
     private final HashtableOnDisk catalog;
     private final Map<String, HashtableOnDisk> tables = new ConcurrentHashMap<>();
     private final TableRecoveryReport recovery;
+    /**
+     * The hash function of each table this store creates, the catalog's included: a fresh key each
+     * ({@link TableHash#fresh}); tests that need known buckets give another, per store ({@link
+     * TableOptions#hashKeySeed}, or the version-1 function). Called under this store's lock.
+     */
+    private final Supplier<TableHash> newHashes;
     /** Whether the store was closed cleanly before this opening: no header write can have been torn. */
     private final boolean clean;
     private volatile boolean closed;
 
     private TableStore(Storage storage, TableOptions options, Installer installer,
             List<InstallRecord.LinkWrite> recoveredLinks, Map<Long, InstallRecord.TableState> restored,
-            StepListener progress) {
+            StepListener progress, Supplier<TableHash> newHashes) {
         this.storage = storage;
+        this.newHashes = newHashes;
         this.heap = storage.heap();
         SlotCache slots = new SlotCache(options.slotCacheBytes());
         this.gate = new SyncGate(heap, new EntryCache(options.cacheBytes(), slots), slots, options.maxPendingLinks(),
@@ -50,7 +59,7 @@ public final class TableStore implements AutoCloseable {
         if (root == 0) {
             // A store whose creation ends here: the storage formatted its heap afresh (a creation
             // cut short left nothing else in it), and the catalog recorded last completes it.
-            root = HashtableOnDisk.create(heap, gate.slots, options.loadPermille()).header();
+            root = HashtableOnDisk.create(heap, gate.slots, options.loadPermille(), newHashes.get()).header();
             heap.sync();
             storage.setRootCatalog(root);
         }
@@ -108,7 +117,12 @@ public final class TableStore implements AutoCloseable {
 
     /** {@link #open(Storage, TableOptions)}, telling {@code progress} of the blocks a recovery's walks and sweep meet. */
     public static TableStore open(Storage storage, TableOptions options, StepListener progress) {
-        return new TableStore(storage, options, null, List.of(), Map.of(), progress);
+        return new TableStore(storage, options, null, List.of(), Map.of(), progress, newHashes(options));
+    }
+
+    /** {@link #open(Storage, TableOptions)}, whose new tables (the catalog too, if new) hash with {@code newHashes}'s. */
+    static TableStore open(Storage storage, TableOptions options, Supplier<TableHash> newHashes) {
+        return new TableStore(storage, options, null, List.of(), Map.of(), StepListener.NONE, newHashes);
     }
 
     /**
@@ -118,7 +132,30 @@ public final class TableStore implements AutoCloseable {
      */
     public static TableStore openLogged(Storage storage, TableOptions options, Installer installer,
             List<InstallRecord.LinkWrite> recoveredLinks, Map<Long, InstallRecord.TableState> restored) {
-        return new TableStore(storage, options, installer, recoveredLinks, restored, StepListener.NONE);
+        return new TableStore(storage, options, installer, recoveredLinks, restored, StepListener.NONE,
+                newHashes(options));
+    }
+
+    private static Supplier<TableHash> newHashes(TableOptions options) {
+        if (options.hashKeySeed() == 0) {
+            return TableHash::fresh;
+        }
+        java.util.SplittableRandom r = new java.util.SplittableRandom(options.hashKeySeed());
+        return () -> TableHash.keyed(r.nextLong(), r.nextLong());
+    }
+
+    /**
+     * Log mode's replay, before the tables open: the hash function of a table of {@code states}
+     * by its id, read from its header when first asked for (one read a table, of the tables a
+     * placed entry names), or null for an id no state has.
+     */
+    public static LongFunction<TableHash> hashes(Heap heap, Map<Long, InstallRecord.TableState> states) {
+        Map<Long, TableHash> read = new java.util.HashMap<>();
+        return id -> {
+            InstallRecord.TableState st = states.get(id);
+            return st == null ? null
+                    : read.computeIfAbsent(id, i -> TableHeader.read(heap, st.header(), false).hash());
+        };
     }
 
     /** Log mode, once the open may write: the links the log recorded, written in place. */
@@ -189,7 +226,7 @@ public final class TableStore implements AutoCloseable {
             // memory, after every write.
             int mark = gate.allocationMark();
             try {
-                HashtableOnDisk.Created c = HashtableOnDisk.create(heap, gate.slots, options.loadPermille());
+                HashtableOnDisk.Created c = HashtableOnDisk.create(heap, gate.slots, options.loadPermille(), newHashes.get());
                 byte[] value = ByteBuffer.allocate(CATALOG_VALUE).putLong(0, c.header()).putLong(8, c.tableId()).array();
                 t = HashtableOnDisk.open(heap, gate, c.header(), name, options, false);
                 gate.touch(t); // before the catalog's entry: any record that names the entry carries the state
@@ -214,7 +251,7 @@ public final class TableStore implements AutoCloseable {
             tables.put(name, t);
             return t;
         } else if (create) {
-            HashtableOnDisk.Created c = HashtableOnDisk.create(heap, gate.slots, options.loadPermille());
+            HashtableOnDisk.Created c = HashtableOnDisk.create(heap, gate.slots, options.loadPermille(), newHashes.get());
             header = c.header();
             byte[] value = ByteBuffer.allocate(CATALOG_VALUE).putLong(0, c.header()).putLong(8, c.tableId()).array();
             gate.sync(); // direct mode: the table is durable before the catalog names it

@@ -15,7 +15,8 @@ import org.htod.core.alloc.Heap;
  *   <li>the heap's own invariants ({@code Heap.verify});
  *   <li>every chain is well formed: no entry reached twice (no cycle, no shared tail), every entry
  *       an allocated block whose CRC matches, of its table, with the stored hash equal to the
- *       hash of its key and landing in the bucket that holds it, and no key twice;
+ *       hash of its key by the table's function (its header's) and landing in the bucket that
+ *       holds it, and no key twice;
  *   <li>no doubling is left half-unzipped, and each table's entry count equals its size;
  *   <li>with {@code checkLeaks}, every allocated block of the heap is reached from the catalog
  *       (meaningful when no operation is running, as after a close and reopen).
@@ -44,9 +45,10 @@ public final class TableVerifier {
         long headers = heap.verify(progress, total).headersRead();
         TableRecovery.Marks marks = new TableRecovery.Marks(heap, progress, headers, total);
         long[] reached = {0};
+        long[] longest = {0};
         long entries = 0;
         HashtableOnDisk cat = ts.catalog();
-        table(cat, marks, reached);
+        table(cat, marks, reached, longest);
         List<TableStore.CatalogEntry> tables = ts.catalogEntries();
         for (TableStore.CatalogEntry e : tables) {
             HashtableOnDisk t = ts.tableAt(e.name(), e.value(), e.entry());
@@ -56,7 +58,7 @@ public final class TableVerifier {
                         + Long.toHexString(t.header) + " but the catalog names 0x" + Long.toHexString(named),
                         heap.address(named));
             }
-            entries += table(t, marks, reached);
+            entries += table(t, marks, reached, longest);
         }
         long[] allocated = {0};
         long[] leaked = {0, 0, 0}; // leaked, first leaked, accounted for outside the tables
@@ -82,7 +84,7 @@ public final class TableVerifier {
                     + heap.blockSize(leaked[1]) + " bytes", heap.address(leaked[1]));
         }
         marks.finish();
-        return new TableVerifyReport(tables.size(), entries, reached[0], allocated[0]);
+        return new TableVerifyReport(tables.size(), entries, reached[0], allocated[0], longest[0]);
     }
 
     private static void mark(TableRecovery.Marks marks, long handle, long[] reached, HashtableOnDisk t, String what) {
@@ -93,14 +95,16 @@ public final class TableVerifier {
         reached[0]++;
     }
 
-    private static long table(HashtableOnDisk t, TableRecovery.Marks marks, long[] reached) {
+    /** Walks table {@code t}, returning its entries; {@code longest[0]} rises to its longest chain. */
+    private static long table(HashtableOnDisk t, TableRecovery.Marks marks, long[] reached, long[] longest) {
         t.lockAllWriters();
         try {
             Shape s = t.shape;
             TableHeader.State st = TableHeader.read(t.heap, t.header, true);
             if (st.array() != s.array.directory || st.newArray() != (s.doubling() ? s.next.directory : 0)
-                    || st.moved() != s.moved || st.tableId() != t.tableId) {
-                throw t.corrupt(t.header, "a header naming the arrays in use (" + s + ")", "header " + st);
+                    || st.moved() != s.moved || st.tableId() != t.tableId || !st.hash().equals(t.hashing)) {
+                throw t.corrupt(t.header, "a header naming the arrays in use (" + s + ") and the table's " + t.hashing,
+                        "header " + st);
             }
             if (s.doubling() && s.unzipFrom != s.moved) {
                 throw t.corrupt(t.header, "no unzip left open at rest", "buckets " + s.unzipFrom + ".." + s.moved);
@@ -116,10 +120,10 @@ public final class TableVerifier {
             long entries = 0;
             for (long b = 0; b < n; b++) {
                 if (s.doubling() && b < s.moved) {
-                    entries += chain(t, s.next, b, marks, reached);
-                    entries += chain(t, s.next, b + n, marks, reached);
+                    entries += chain(t, s.next, b, marks, reached, longest);
+                    entries += chain(t, s.next, b + n, marks, reached, longest);
                 } else {
-                    entries += chain(t, s.array, b, marks, reached);
+                    entries += chain(t, s.array, b, marks, reached, longest);
                 }
             }
             if (entries != t.count.get()) {
@@ -138,7 +142,8 @@ public final class TableVerifier {
         }
     }
 
-    private static long chain(HashtableOnDisk t, BucketArray a, long bucket, TableRecovery.Marks marks, long[] reached) {
+    private static long chain(HashtableOnDisk t, BucketArray a, long bucket, TableRecovery.Marks marks, long[] reached,
+            long[] longest) {
         long cur = a.get(t.heap, bucket);
         long n = 0;
         java.util.Set<ByteBuffer> keys = new java.util.HashSet<>();
@@ -168,8 +173,9 @@ public final class TableVerifier {
                 throw t.corrupt(cur, "the entry cache holding the bytes on disk", "other bytes in the cache");
             }
             byte[] key = Entries.key(full, h);
-            if (Hashing.hash(key) != h.hash) {
-                throw t.corrupt(cur, "hash 0x" + Long.toHexString(Hashing.hash(key)) + " of the entry's key",
+            if (t.hash(key) != h.hash) {
+                throw t.corrupt(cur, "hash 0x" + Long.toHexString(t.hash(key)) + " of the entry's key by the table's "
+                        + t.hashing,
                         "0x" + Long.toHexString(h.hash));
             }
             if ((h.hash & a.mask()) != bucket) {
@@ -185,6 +191,7 @@ public final class TableVerifier {
             n++;
             cur = h.next;
         }
+        longest[0] = Math.max(longest[0], n);
         return n;
     }
 }

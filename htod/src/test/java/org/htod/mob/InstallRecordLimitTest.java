@@ -21,7 +21,7 @@ import org.htod.core.device.ForwardingDevice;
 import org.htod.core.device.MemoryDevice;
 import org.htod.core.log.LogReader;
 import org.htod.core.log.Records;
-import org.htod.table.Hashing;
+import org.htod.table.HashtableOnDisk;
 import org.htod.table.InstallRecord;
 import org.junit.jupiter.api.Test;
 
@@ -91,16 +91,18 @@ class InstallRecordLimitTest {
     }
 
     /**
-     * {@code n} keys whose hashes agree in their low {@code bits} bits (one bucket's chain while the
-     * table has at most 2^bits buckets), by pairs whose bit {@code bits} differs, the lower first.
+     * {@code n} keys whose hashes in table {@code t} agree in their low {@code bits} bits (one
+     * bucket's chain while the table has at most 2^bits buckets), by pairs whose bit {@code bits}
+     * differs, the lower first. Found with the table's own hash key, which only the store knows:
+     * an outsider can craft such keys against a version-1 table's fixed seed only.
      */
-    static List<String> collidingPairs(int n, int bits) {
+    static List<String> collidingPairs(HashtableOnDisk t, int n, int bits) {
         List<String> lo = new ArrayList<>();
         List<String> hi = new ArrayList<>();
         long mask = (1L << bits) - 1;
         for (long i = 0; lo.size() < n / 2 || hi.size() < n / 2; i++) {
             String k = "c" + i;
-            long h = Hashing.hash(k.getBytes(StandardCharsets.UTF_8));
+            long h = t.hash(k.getBytes(StandardCharsets.UTF_8));
             if ((h & mask) == 0) {
                 ((h & (1L << bits)) == 0 ? lo : hi).add(k);
             }
@@ -117,11 +119,12 @@ class InstallRecordLimitTest {
     void aDoublingBatchOfOneLongChainFitsTheLog() throws Exception {
         MemoryDevice disk = new MemoryDevice();
         HtodStore s = open(disk, null);
-        List<String> keys = collidingPairs(440, 9);
+        List<String> keys;
         try {
             WriteLayer layer = LogStores.layer(s);
             layer.stopFlusherThread();
             HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            keys = collidingPairs(layer.map("m", false).table, 440, 9);
             // A pair at a time, each installed in bucket order (the higher bit last, so at the
             // chain's head), so that the chain alternates between the halves that the doubling
             // from 512 buckets to 1024 splits it into: that batch relinks every entry of it.
@@ -182,19 +185,20 @@ class InstallRecordLimitTest {
      */
     @Test
     void aCrashInsideAnInstallUnitLeavesItOutWholeOrRedoesItWhole() throws Exception {
-        List<String> keys = collidingPairs(440, 9);
         for (int keepParts = 0; keepParts <= 2; keepParts++) {
             MemoryDevice disk = new MemoryDevice();
             CrashDevice crash = new CrashDevice(disk);
             CutAtLogWrite dev = new CutAtLogWrite(crash);
             HtodStore s = Htod.builder(dev).grain(64).logSize(LOG).durability(Durability.SYNC).open();
             List<Long> parts = new ArrayList<>();
+            List<String> keys = List.of();
             int put = 0;
             try {
                 WriteLayer layer = LogStores.layer(s);
                 layer.stopFlusherThread();
                 HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
-                org.htod.table.HashtableOnDisk table = layer.map("m", false).table;
+                HashtableOnDisk table = layer.map("m", false).table;
+                keys = collidingPairs(table, 440, 9);
                 // Up to the doubling from 512 buckets to 1024 whose first batch splits the chain.
                 while (!(table.doublingDue(2) && table.size() > 300)) {
                     m.put(keys.get(put++), "v");

@@ -61,15 +61,15 @@ class StaleEntryRecoveryTest {
         byte[] b = null;
         for (int i = 0; b == null; i++) {
             byte[] k = bytes("b" + i);
-            if ((Hashing.hash(k) & 63) == (Hashing.hash(a) & 63)) {
+            if ((t.hash(k) & 63) == (t.hash(a) & 63)) {
                 b = k;
             }
         }
         t.update(a, cur -> Change.put(bytes("old"), 0));
         t.update(b, cur -> Change.put(bytes("b"), 0));
         ts.sync();
-        long oldA = t.find(t.shape, a, Hashing.hash(a), false).entry.handle;
-        long bEntry = t.find(t.shape, b, Hashing.hash(b), false).entry.handle;
+        long oldA = t.find(t.shape, a, t.hash(a), false).entry.handle;
+        long bEntry = t.find(t.shape, b, t.hash(b), false).entry.handle;
 
         t.update(a, cur -> Change.REMOVE); // b.next := 0, waiting
         t.update(a, cur -> Change.put(bytes("new"), 0)); // slot := new a, whose next is b, waiting
