@@ -161,6 +161,14 @@ final class SlotCache {
         return s;
     }
 
+    /** Forgets the copy of block {@code handle}'s slots, if it is a segment held: the next reader loads it from the disk. */
+    void forget(long handle) {
+        Segment s = segments.get(handle);
+        if (s != null) {
+            s.forget();
+        }
+    }
+
     /** Block {@code handle} is about to be freed: forget its slots, if it is a segment. */
     void drop(long handle) {
         Segment s = segments.remove(handle);

@@ -264,8 +264,9 @@ final class SyncGate {
      * #writeRecovered} writes them once the open may write.
      */
     synchronized void recovered(List<InstallRecord.LinkWrite> links) {
-        // No reader runs before the open ends, so one lock stands for every stripe's view; the
-        // cache update of a next link is harmless for a segment, which the cache never holds.
+        // No reader runs before the open ends, so one lock stands for every stripe's view. A link
+        // at offset 0 may be an entry's next or a segment's first slot: it is written as a next
+        // (the entry cache never holds a segment), and writeRecovered forgets the slots' copy.
         ReentrantReadWriteLock view = new ReentrantReadWriteLock();
         for (InstallRecord.LinkWrite l : links) {
             waiting.pending.put(key(l.block(), l.offset()), new Link(l.block(), l.offset(), l.value(), l.salt(), view,
@@ -273,13 +274,25 @@ final class SyncGate {
         }
     }
 
-    /** Writes the recovered links in place: the log holds them already, so no record is made. */
+    /**
+     * Writes the recovered links in place: the log holds them already, so no record is made. A
+     * link at offset 0 of its block was taken for an entry's {@code next} (see {@link
+     * #recovered}), but may be the first slot of a bucket segment, whose copy in the slot cache
+     * the open may have loaded from the disk while the link waited: that copy is forgotten, to be
+     * loaded again with the link. Kept, it hid the chain of the segment's first bucket after the
+     * open (a map whose name lay in the catalog's bucket 0 was gone after a crash).
+     */
     void writeRecovered() {
         Map<Long, Link> links;
         synchronized (this) {
             links = takeWaiting();
         }
         writeLinks(links);
+        for (Link l : links.values()) {
+            if (l.isNext()) {
+                slots.forget(l.block());
+            }
+        }
         written();
     }
 
