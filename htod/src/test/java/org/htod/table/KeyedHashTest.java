@@ -18,6 +18,7 @@ import org.htod.HtodMap;
 import org.htod.HtodStore;
 import org.htod.LayerAccess;
 import org.htod.core.CorruptStoreException;
+import org.htod.core.IncompatibleFormatException;
 import org.htod.core.container.ContainerConfig;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.CrashDevice;
@@ -190,6 +191,27 @@ class KeyedHashTest {
         } finally {
             ts.close();
         }
+    }
+
+    /** A header slot of a format version other than 1 and 2, whose CRC matches, is refused as too new. */
+    @Test
+    void aTableHeaderOfVersionThreeIsRefused() {
+        MemoryDevice disk = new MemoryDevice();
+        TableStore ts = create(disk, TableHash::fresh);
+        HashtableOnDisk t = ts.table("m", true);
+        long at = ts.heap().address(t.header) + HashtableOnDisk.BLOCK_HEADER; // slot A
+        ts.close();
+        MemoryDevice d = disk.reopen();
+        ByteBuffer slot = ByteBuffer.allocate(TableHeader.SLOT_SIZE);
+        d.read(at, slot);
+        slot.putInt(TableHeader.VERSION_OFFSET, 3);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(slot.array(), 0, TableHeader.CRC_OFFSET);
+        slot.putInt(TableHeader.CRC_OFFSET, (int) crc.getValue());
+        d.write(at, slot.clear());
+        IncompatibleFormatException e = assertThrows(IncompatibleFormatException.class,
+                () -> TableStore.open(Storage.open(d.reopen()), opts()).close());
+        assertTrue(e.getMessage().contains("table header"), e.getMessage());
     }
 
     /** A bit of the key flipped in the header's current slot is damage its CRC finds. */
