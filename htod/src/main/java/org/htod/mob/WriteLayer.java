@@ -345,6 +345,15 @@ public final class WriteLayer {
                 awaitLogRoom(logNeed, decided.isRemove());
             }
         }
+        afterChange();
+    }
+
+    /**
+     * After a change is logged and buffered, its locks released: gives back the blocks of the
+     * placed values it (or another) replaced whose replacing records are durable, at SYNC its own
+     * at once, and nudges the flusher.
+     */
+    private void afterChange() {
         installs.replaced.releaseDurable();
         // Back-pressure on replaced placed values at ASYNC and NONE: their blocks wait for a sync
         // that only the flusher makes, and a flusher starved of the processor let them pile up (a
@@ -504,6 +513,7 @@ public final class WriteLayer {
         for (int i = 0; i < ops.size(); i++) {
             locks.put(mob.stripe(ms.get(i).tableId, hashes.get(i)), mob.lock(ms.get(i).tableId, hashes.get(i)));
         }
+        int applied = 0;
         while (true) {
             ensureWritable();
             healIfNeeded();
@@ -582,11 +592,11 @@ public final class WriteLayer {
                                     op.version()), a.lsn(), a.generation(), inTable.get(i), reserves.get(i));
                             reserved -= reserves.get(i);
                         }
-                        flusher.nudge();
-                        return logged.size();
+                        applied = logged.size();
+                    } else {
+                        logNeed = payload.remaining();
+                        decided = true;
                     }
-                    logNeed = payload.remaining();
-                    decided = true;
                 } finally {
                     mob.unreserve(reserved);
                 }
@@ -595,6 +605,12 @@ public final class WriteLayer {
                     held.get(i).unlock();
                 }
                 appendGuard.readLock().unlock();
+            }
+            if (applied > 0) {
+                // As a single write: the placed values the batch replaced go back once its record
+                // is durable, not at the next single write or install.
+                afterChange();
+                return applied;
             }
             if (logNeed > 0) {
                 awaitLogRoom(logNeed, freeing);

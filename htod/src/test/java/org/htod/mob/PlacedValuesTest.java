@@ -106,6 +106,33 @@ class PlacedValuesTest {
     }
 
     /**
+     * A {@code WriteBatch} that replaces placed values gives their blocks back as a single write
+     * does: at SYNC once it returns, its record durable. It left them to the next single write or
+     * install, so that a store written by batches held every value they replaced until then. The
+     * flusher is stopped, so that it takes none of the values first.
+     */
+    @Test
+    void aBatchThatReplacesPlacedValuesGivesTheirBlocksBackAtOnce() throws Exception {
+        try (HtodStore s = builder(new MemoryDevice(), 1024).open()) {
+            WriteLayer layer = LogStores.layer(s);
+            layer.stopFlusherThread();
+            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            m.put("a", value(1, VALUE));
+            m.put("b", value(2, VALUE));
+            int unrecorded = layer.heap.unrecorded().count();
+            try (org.htod.WriteBatch b = s.batch()) {
+                b.put(m, "a", "small");
+                b.remove(m, "b");
+                b.commit();
+            }
+            assertEquals(0, layer.installs.replaced.waiting(), "replaced blocks held after the batch returned");
+            assertEquals(unrecorded - 2, layer.heap.unrecorded().count(), "the two replaced blocks given back");
+            assertEquals("small", m.get("a"));
+            assertEquals(null, m.get("b"));
+        }
+    }
+
+    /**
      * Churn at NONE, where nothing makes a replacing record durable but the flusher: the blocks
      * of replaced values go back all the same (the flusher syncs the log when they pile up), and
      * new blocks reuse the space, so the heap holds what is live, the buffer's placed values
