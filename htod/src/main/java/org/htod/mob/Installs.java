@@ -160,6 +160,11 @@ final class Installs {
                     v.value(), v.expiry(), v.version(), v.placed(), v.placedHeadCrc()));
         }
         try {
+            // What a failed commit left goes out alone first (each table's install would do it):
+            // recorded after this batch's placed blocks, that record would name them allocated
+            // with none of the links into them, and a crash before this batch's own record left
+            // them allocated and reached by no table, never freed if their keys changed again.
+            tables.commitLeftovers();
             for (Mob.Value v : took) {
                 if (v.placed() != 0) {
                     heap.unrecorded().record(v.placed()); // this batch's install record names it

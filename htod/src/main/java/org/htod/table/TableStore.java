@@ -186,6 +186,14 @@ public final class TableStore implements AutoCloseable {
         gate.sync();
     }
 
+    /**
+     * Log mode: commits alone what a failed commit left waiting, if anything (see {@link
+     * SyncGate#commitLeftovers}), before an install tells the journal of blocks it has yet to link.
+     */
+    public void commitLeftovers() {
+        gate.commitLeftovers();
+    }
+
     /** The maps' tables (the catalog's not among them). */
     public List<HashtableOnDisk> maps() {
         return new ArrayList<>(tables.values());
