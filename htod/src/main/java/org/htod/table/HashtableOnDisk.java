@@ -205,6 +205,11 @@ public final class HashtableOnDisk implements TableReader, TableWriter {
         return hashing.hash(key);
     }
 
+    /** The table's hash function ({@link #hash}), for checks of placed entries made outside the table. */
+    public TableHash hashing() {
+        return hashing;
+    }
+
     static int stripe(long hash) {
         return (int) (hash & (STRIPES - 1));
     }

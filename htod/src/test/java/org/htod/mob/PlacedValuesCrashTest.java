@@ -35,6 +35,7 @@ import org.htod.core.device.ForwardingDevice;
 import org.htod.core.device.MemoryDevice;
 import org.htod.core.device.SimulatedCrashException;
 import org.htod.table.PlacedEntries;
+import org.htod.table.TableHash;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -622,7 +623,9 @@ class PlacedValuesCrashTest {
                     }
                     String key = new String(p.key, StandardCharsets.UTF_8);
                     assertTrue(held.add(v.placed()), key + "'s block is another buffered value's too");
-                    byte[] in = PlacedEntries.valueIfIntact(heap, v.placed(), p.tableId, p.key, v.version(), v.expiry(),
+                    TableHash hashing = layer.tables().maps().stream().filter(t -> t.tableId() == p.tableId)
+                            .findFirst().orElseThrow().hashing();
+                    byte[] in = PlacedEntries.valueIfIntact(heap, v.placed(), p.tableId, hashing, p.key, v.version(), v.expiry(),
                             v.placedHeadCrc(), v.value().length);
                     assertTrue(in != null && java.util.Arrays.equals(in, v.value()), key + "'s placed block at offset "
                             + heap.address(v.placed()) + " no longer holds its value");
