@@ -38,8 +38,8 @@ class DoublingFaultsCrashTest {
         }
     }
 
-    private static Htod.Builder builder(org.htod.core.device.BlockDevice dev, boolean smallLog) {
-        Htod.Builder b = TestStores.small(dev).durability(Durability.SYNC);
+    private static Htod.Builder builder(org.htod.core.device.BlockDevice dev, boolean smallLog, long seed) {
+        Htod.Builder b = LayerAccess.hashKeySeed(TestStores.small(dev).durability(Durability.SYNC), seed);
         if (smallLog) {
             b = b.logSize(LoggedOpen.MIN_LOG);
         }
@@ -52,7 +52,7 @@ class DoublingFaultsCrashTest {
         MemoryDevice disk = new MemoryDevice();
         CrashDevice dev = new CrashDevice(disk);
         FaultyDevice faults = new FaultyDevice(dev);
-        HtodStore store = builder(faults, smallLog).open();
+        HtodStore store = builder(faults, smallLog, seed).open();
         List<HtodMap<String, String>> maps = new ArrayList<>();
         List<PossibleValues> models = new ArrayList<>();
         for (String name : MAPS) {
@@ -126,7 +126,7 @@ class DoublingFaultsCrashTest {
             // the device is gone
         }
         Map<String, Map<String, String>> found = new HashMap<>();
-        try (HtodStore again = builder(disk.reopen(), smallLog).open()) {
+        try (HtodStore again = builder(disk.reopen(), smallLog, seed).open()) {
             TestStores.verify(again);
             for (int i = 0; i < MAPS.length; i++) {
                 HtodMap<String, String> m = again.map(MAPS[i], Codec.string(), Codec.string());
@@ -136,7 +136,7 @@ class DoublingFaultsCrashTest {
             again.checkpoint();
             TestStores.verify(again);
         }
-        try (HtodStore third = builder(disk.reopen(), smallLog).open()) {
+        try (HtodStore third = builder(disk.reopen(), smallLog, seed).open()) {
             TestStores.verify(third);
             for (String name : MAPS) {
                 HtodMap<String, String> m = third.map(name, Codec.string(), Codec.string());

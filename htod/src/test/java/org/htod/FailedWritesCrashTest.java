@@ -341,8 +341,8 @@ class FailedWritesCrashTest {
         CrashDevice dev = new CrashDevice(disk);
         FaultyDevice faults = new FaultyDevice(dev);
         // ASYNC's background syncs come every millisecond, to meet the faults and the cut
-        Htod.Builder b = TestStores.small(faults).storageMethod(method).durability(durability).directMode(direct)
-                .syncInterval(Duration.ofMillis(1)).clock(at(0));
+        Htod.Builder b = LayerAccess.hashKeySeed(TestStores.small(faults), seed).storageMethod(method)
+                .durability(durability).directMode(direct).syncInterval(Duration.ofMillis(1)).clock(at(0));
         int keys = KEYS;
         boolean placed = false;
         boolean smallLog = false;

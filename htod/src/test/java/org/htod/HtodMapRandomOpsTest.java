@@ -99,7 +99,7 @@ class HtodMapRandomOpsTest {
         SplittableRandom r = new SplittableRandom(seed);
         MemoryDevice dev = new MemoryDevice();
         Map<String, String> model = new HashMap<>();
-        HtodStore store = open(dev, c);
+        HtodStore store = open(dev, c, seed);
         HtodMap<String, String> m = store.map("random", Codec.string(), Codec.string());
         int op = 0;
         Set<String> seen = new HashSet<>();
@@ -118,7 +118,7 @@ class HtodMapRandomOpsTest {
                     }
                     seen.add(clean ? "clean reopen" : "abandoned reopen");
                     dev = dev.reopen();
-                    store = open(dev, c);
+                    store = open(dev, c, seed);
                     assertEquals(clean, store.recoveryReport().clean(), store.recoveryReport().toString());
                     m = store.map("random", Codec.string(), Codec.string());
                     assertEquals(model.size(), m.size(), "size after reopen");
@@ -156,8 +156,8 @@ class HtodMapRandomOpsTest {
         }
     }
 
-    private static HtodStore open(MemoryDevice dev, Config c) {
-        return TestStores.small(dev).directMode(c.direct()).storageMethod(c.method()).cacheSize(c.cache())
+    private static HtodStore open(MemoryDevice dev, Config c, long seed) {
+        return LayerAccess.hashKeySeed(TestStores.small(dev), seed).directMode(c.direct()).storageMethod(c.method()).cacheSize(c.cache())
                 .durability(c.durability())
                 .syncInterval(Duration.ofMillis(5)).open();
     }

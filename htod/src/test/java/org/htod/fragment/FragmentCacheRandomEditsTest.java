@@ -23,6 +23,7 @@ import java.util.regex.Pattern;
 import org.htod.Durability;
 import org.htod.Htod;
 import org.htod.HtodStore;
+import org.htod.LayerAccess;
 import org.htod.core.device.MemoryDevice;
 import org.htod.odg.CycleException;
 import org.junit.jupiter.api.Test;
@@ -87,7 +88,7 @@ class FragmentCacheRandomEditsTest {
         TestClock clock = new TestClock();
         MemoryDevice dev = new MemoryDevice();
         boolean direct = (seed & 1) != 0;
-        HtodStore store = open(dev, direct);
+        HtodStore store = open(dev, direct, seed);
         FragmentCache cache = FragmentCache.open(store, "site", clock);
         int op = 0;
         try {
@@ -95,7 +96,7 @@ class FragmentCacheRandomEditsTest {
                 if (r.nextInt(150) == 0) {
                     store.close();
                     dev = dev.reopen();
-                    store = open(dev, direct);
+                    store = open(dev, direct, seed);
                     cache = FragmentCache.open(store, "site", clock);
                 }
                 step(cache, r, clock);
@@ -108,8 +109,8 @@ class FragmentCacheRandomEditsTest {
         }
     }
 
-    private static HtodStore open(MemoryDevice dev, boolean direct) {
-        return Htod.builder(dev).grain(64).directMode(direct).logSize(direct ? 0 : 1 << 20).durability(Durability.NONE)
+    private static HtodStore open(MemoryDevice dev, boolean direct, long seed) {
+        return LayerAccess.hashKeySeed(Htod.builder(dev), seed).grain(64).directMode(direct).logSize(direct ? 0 : 1 << 20).durability(Durability.NONE)
                 .open();
     }
 

@@ -20,6 +20,7 @@ import org.htod.Durability;
 import org.htod.Htod;
 import org.htod.HtodMap;
 import org.htod.HtodStore;
+import org.htod.LayerAccess;
 import org.htod.VerifyReport;
 import org.htod.core.HtodException;
 import org.htod.core.device.BlockDevice;
@@ -45,8 +46,9 @@ class PublishCrashTest {
     /** One clock for the reference run and the crashed ones, so that expiry times agree. */
     private static final Clock FIXED = Clock.fixed(Instant.ofEpochMilli(1_700_000_000_000L), ZoneOffset.UTC);
 
+    /** Every run's tables hash under the same keys, so that the crashed runs make the reference run's writes. */
     private static Htod.Builder builder(BlockDevice dev) {
-        return Htod.builder(dev).grain(64).logSize(4 << 20).durability(Durability.NONE);
+        return LayerAccess.hashKeySeed(Htod.builder(dev), 1).grain(64).logSize(4 << 20).durability(Durability.NONE);
     }
 
     private static List<Change> before() {

@@ -202,7 +202,7 @@ class LogModeCrashTest {
         /** Opens the store on a new crash simulator over the platter and checks it holds {@link #base}. */
         HtodStore open(PowerCutTracer dev) {
             dev.opening = true;
-            HtodStore s = builder(dev, placeFrom, method).open();
+            HtodStore s = LayerAccess.hashKeySeed(builder(dev, placeFrom, method), seed).open();
             dev.opening = false;
             if (clean != null) {
                 assertEquals(clean, s.recoveryReport().clean(), "whether the store was closed cleanly: "
@@ -285,13 +285,13 @@ class LogModeCrashTest {
         void recoverCopy(List<Writer> writers, Map<String, Long> maxSeen, Map<Long, String> attempted) {
             MemoryDevice copy = LogStores.copy(disk);
             Map<String, Map<String, String>> found;
-            try (HtodStore s = builder(copy, placeFrom, method).open()) {
+            try (HtodStore s = LayerAccess.hashKeySeed(builder(copy, placeFrom, method), seed).open()) {
                 found = LogStores.content(s);
                 LogStores.verify(s);
             }
             check(found, writers, maxSeen, attempted);
             if (point % 3 == 0) {
-                try (HtodStore s = builder(copy.reopen(), placeFrom, method).open()) {
+                try (HtodStore s = LayerAccess.hashKeySeed(builder(copy.reopen(), placeFrom, method), seed).open()) {
                     assertTrue(s.recoveryReport().clean(), "closed cleanly after its recovery: " + s.recoveryReport());
                     Map<String, Map<String, String>> again = LogStores.content(s);
                     if (!again.equals(found)) {

@@ -113,7 +113,11 @@ class LogModeRandomOpsTest {
         int op;
         String what = "";
 
+        /** Also the seed of the store's hash keys, so that the run's buckets replay with it. */
+        final long seed;
+
         Run(long seed, Durability durability, StorageMethod method, int keys, Map<String, Integer> tally) {
+            this.seed = seed;
             this.r = new SplittableRandom(seed);
             this.durability = durability;
             this.method = method;
@@ -137,7 +141,8 @@ class LogModeRandomOpsTest {
                     .durability(durability).syncInterval(Duration.ofMillis(5)).clock(clock).loadFactor(0.5)
                     .cacheSize(CACHE_SIZES[r.nextInt(CACHE_SIZES.length)])
                     .placeValuesFrom(PLACE_FROM[r.nextInt(PLACE_FROM.length)]);
-            return LayerAccess.doublingMinBatch(LayerAccess.installBatch(b, 4 + r.nextInt(60)), 8);
+            return LayerAccess.hashKeySeed(LayerAccess.doublingMinBatch(LayerAccess.installBatch(b, 4 + r.nextInt(60)), 8),
+                    seed);
         }
 
         void open() {

@@ -327,7 +327,7 @@ class PlacedValuesCrashTest {
             what = "open";
             tracer.opening = true;
             try {
-                store = builder(faults, method, durability, installBatch).open();
+                store = LayerAccess.hashKeySeed(builder(faults, method, durability, installBatch), seed).open();
                 tracer.opening = false;
                 what = "contents after the open";
                 assertEquals(base, contents(store), "the second recovery of what the last one found");
@@ -533,7 +533,7 @@ class PlacedValuesCrashTest {
         void recoverACopy() {
             MemoryDevice copy = LogStores.copy(disk);
             what = "recovery of a copy";
-            try (HtodStore s = builder(copy, method, durability, installBatch).open()) {
+            try (HtodStore s = LayerAccess.hashKeySeed(builder(copy, method, durability, installBatch), seed).open()) {
                 Map<String, String> found = contents(s);
                 what = "the recovered contents";
                 for (int w = 0; w < WRITERS; w++) {

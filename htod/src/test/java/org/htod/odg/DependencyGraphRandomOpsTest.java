@@ -17,6 +17,7 @@ import java.util.TreeSet;
 import org.htod.Durability;
 import org.htod.Htod;
 import org.htod.HtodStore;
+import org.htod.LayerAccess;
 import org.htod.core.HtodException;
 import org.htod.core.device.BlockDevice;
 import org.htod.core.device.CrashDevice;
@@ -70,7 +71,7 @@ class DependencyGraphRandomOpsTest {
         int space = new int[] {12, 80, 300}[r.nextInt(3)];
         boolean direct = (seed & 1) != 0;
         MemoryDevice dev = new MemoryDevice();
-        HtodStore store = open(dev, direct);
+        HtodStore store = open(dev, direct, seed);
         DependencyGraph g = DependencyGraph.open(store, "g");
         int op = 0;
         try {
@@ -83,7 +84,7 @@ class DependencyGraphRandomOpsTest {
                         abandon(store, dev);
                     }
                     dev = dev.reopen();
-                    store = open(dev, direct);
+                    store = open(dev, direct, seed);
                     g = DependencyGraph.open(store, "g");
                     compareAll(g, r);
                     continue;
@@ -97,7 +98,7 @@ class DependencyGraphRandomOpsTest {
                     store.close();
                     MemoryDevice disk = dev.reopen();
                     CrashDevice crash = new CrashDevice(disk);
-                    HtodStore cut = open(crash, true);
+                    HtodStore cut = open(crash, true, seed);
                     DependencyGraph gc = DependencyGraph.open(cut, "g");
                     crash.armPowerCut(1 + r.nextInt(60), Counting.WRITES_AND_SYNCS, CutWrite.IN_FLIGHT);
                     try {
@@ -115,7 +116,7 @@ class DependencyGraphRandomOpsTest {
                         // the device is gone
                     }
                     dev = disk.reopen();
-                    store = open(dev, direct);
+                    store = open(dev, direct, seed);
                     g = DependencyGraph.open(store, "g");
                     Map<String, Set<String>> found = readBack(g);
                     if (!wasCut) {
@@ -148,8 +149,8 @@ class DependencyGraphRandomOpsTest {
         return out;
     }
 
-    private static HtodStore open(BlockDevice dev, boolean direct) {
-        return Htod.builder(dev).grain(64).directMode(direct).logSize(direct ? 0 : 1 << 20).durability(Durability.NONE)
+    private static HtodStore open(BlockDevice dev, boolean direct, long seed) {
+        return LayerAccess.hashKeySeed(Htod.builder(dev), seed).grain(64).directMode(direct).logSize(direct ? 0 : 1 << 20).durability(Durability.NONE)
                 .open();
     }
 
