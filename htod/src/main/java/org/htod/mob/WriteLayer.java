@@ -653,6 +653,9 @@ public final class WriteLayer {
         }
         healIfNeeded();
         log.sync();
+        // The records that replaced placed values are durable now: their blocks go back at once,
+        // not at the next write or install, which an application that syncs and stops may not make
+        installs.replaced.releaseDurable();
     }
 
     /**

@@ -133,6 +133,32 @@ class PlacedValuesTest {
     }
 
     /**
+     * At NONE a replaced placed value's block waits for its replacing record to be durable; the
+     * store's {@code sync()} makes it so, and gives the block back then, not at the next write or
+     * install (an application that syncs and then stops writing kept the blocks until it wrote).
+     */
+    @Test
+    void aSyncAtNoneGivesBackTheBlocksOfReplacedPlacedValues() throws Exception {
+        try (HtodStore s = builder(new MemoryDevice(), 1024).durability(Durability.NONE).open()) {
+            WriteLayer layer = LogStores.layer(s);
+            layer.stopFlusherThread();
+            HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
+            m.put("a", value(1, VALUE));
+            m.put("b", value(2, VALUE));
+            s.sync();
+            int unrecorded = layer.heap.unrecorded().count();
+            m.put("a", "small");
+            m.remove("b");
+            assertEquals(2, layer.installs.replaced.waiting(), "replaced blocks wait for their records at NONE");
+            s.sync();
+            assertEquals(0, layer.installs.replaced.waiting(), "replaced blocks held after sync() returned");
+            assertEquals(unrecorded - 2, layer.heap.unrecorded().count(), "the two replaced blocks given back");
+            assertEquals("small", m.get("a"));
+            assertEquals(null, m.get("b"));
+        }
+    }
+
+    /**
      * An install after one whose commit failed first commits what the failed one left, alone;
      * the placed blocks it installs must not be in that record, which does not link them. They
      * were: recorded before the leftovers were committed, they were allocated by a durable record
