@@ -7,13 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
-import org.htod.core.DeviceFailedException;
 import org.htod.core.HtodException;
-import org.htod.core.HtodIOException;
 import org.htod.core.StoreClosedException;
 import org.htod.core.device.BlockDevice;
-import org.htod.core.device.ForwardingDevice;
+import org.htod.core.device.FaultyDevice;
 import org.htod.core.device.MemoryDevice;
 import org.htod.testkit.ReachableBytes;
 import org.junit.jupiter.api.Test;
@@ -125,38 +122,15 @@ class ClosedStoreMemoryTest {
         }
     }
 
-    /** Fails one sync when armed, and refuses every sync after it, as a file device does. */
-    private static final class LatchingSync extends ForwardingDevice {
-        final AtomicBoolean armed = new AtomicBoolean();
-        volatile HtodException failed;
-
-        LatchingSync(BlockDevice inner) {
-            super(inner);
-        }
-
-        @Override
-        public void sync() {
-            HtodException f = failed;
-            if (f != null) {
-                throw new DeviceFailedException("sync refused (test)", f);
-            }
-            if (armed.compareAndSet(true, false)) {
-                failed = new HtodIOException("sync failed (injected)", new java.io.IOException("Input/output error"));
-                throw failed;
-            }
-            super.sync();
-        }
-    }
-
     @ParameterizedTest(name = "direct mode {0}")
     @ValueSource(booleans = {false, true})
     void aStoreClosedAfterItsDeviceFailedHoldsLittle(boolean direct) {
         MemoryDevice disk = new MemoryDevice();
-        LatchingSync dev = new LatchingSync(disk);
+        FaultyDevice dev = new FaultyDevice(disk);
         HtodStore s = builder(dev, direct).durability(Durability.SYNC).open();
         HtodMap<Integer, String> m = s.map("m", Codec.ints(), Codec.string());
         fill(m);
-        dev.armed.set(true);
+        dev.failSyncLatching(1); // as a file device: every sync after it refused
         boolean refused = false;
         for (int i = 0; i < ENTRIES && !refused; i++) {
             try {
@@ -165,7 +139,7 @@ class ClosedStoreMemoryTest {
                 refused = true; // the failed sync's; every change from here on is refused
             }
         }
-        assertTrue(refused && dev.failed != null, "the armed sync failed");
+        assertTrue(refused && dev.faultsRaised() > 0, "the armed sync failed");
         try {
             s.close();
         } catch (HtodException e) {

@@ -4,13 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.concurrent.atomic.AtomicBoolean;
-import org.htod.core.DeviceFailedException;
 import org.htod.core.HtodException;
-import org.htod.core.HtodIOException;
-import org.htod.core.device.BlockDevice;
 import org.htod.core.device.CrashDevice;
-import org.htod.core.device.ForwardingDevice;
+import org.htod.core.device.FaultyDevice;
 import org.htod.core.device.MemoryDevice;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -24,42 +20,19 @@ import org.junit.jupiter.params.provider.CsvSource;
  * named data that the disk may not hold.
  */
 class FailedSyncStoreTest {
-    /** Fails one sync when armed; from then on refuses every sync, as {@code FileDevice} does. */
-    private static final class LatchingSync extends ForwardingDevice {
-        final AtomicBoolean armed = new AtomicBoolean();
-        volatile HtodException failed;
-
-        LatchingSync(BlockDevice inner) {
-            super(inner);
-        }
-
-        @Override
-        public void sync() {
-            HtodException f = failed;
-            if (f != null) {
-                throw new DeviceFailedException("sync refused (test)", f);
-            }
-            if (armed.compareAndSet(true, false)) {
-                failed = new HtodIOException("sync failed (injected)", new java.io.IOException("Input/output error"));
-                throw failed;
-            }
-            super.sync();
-        }
-    }
-
     @ParameterizedTest(name = "direct mode {0}, {1}")
     @CsvSource({"false, SYNC", "false, ASYNC", "false, NONE", "true, SYNC", "true, NONE"})
     void aStoreWhoseSyncFailedRefusesChangesAndOpensAgainWithWhatWasDurable(boolean direct, Durability durability) {
         MemoryDevice disk = new MemoryDevice();
         CrashDevice crash = new CrashDevice(disk);
-        LatchingSync dev = new LatchingSync(crash);
+        FaultyDevice dev = new FaultyDevice(crash);
         HtodStore s = TestStores.small(dev).directMode(direct).durability(durability).open();
         HtodMap<String, String> m = s.map("m", Codec.string(), Codec.string());
         for (int i = 0; i < 200; i++) {
             m.put("k" + i, "v" + i);
         }
         s.sync(); // durable: these must survive
-        dev.armed.set(true);
+        dev.failSyncLatching(1); // as a file device: every sync after it refused
         int refused = 0;
         for (int i = 0; i < 200; i++) {
             try {
@@ -69,7 +42,7 @@ class FailedSyncStoreTest {
                 refused++;
             }
         }
-        assertTrue(dev.failed != null, "the armed sync failure came");
+        assertTrue(dev.faultsRaised() > 0, "the armed sync failure came");
         assertTrue(refused > 190, "changes after the failure refused: " + refused + " of 200");
         for (int i = 0; i < 200; i++) {
             String v = m.get("k" + i);

@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.htod.core.HtodException;
@@ -19,6 +18,7 @@ import org.htod.core.device.CrashDevice.CutWrite;
 import org.htod.core.device.FaultyDevice;
 import org.htod.core.device.MemoryDevice;
 import org.htod.mob.LoggedOpen;
+import org.htod.testkit.Threads;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -391,19 +391,7 @@ class FailedWritesCrashTest {
                 }, "writer-" + w);
                 threads[w].start();
             }
-            for (Thread t : threads) {
-                try {
-                    t.join(TimeUnit.MINUTES.toMillis(2));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new AssertionError(e);
-                }
-                if (t.isAlive()) {
-                    AssertionError stuck = new AssertionError(t.getName() + " still runs after 2 minutes");
-                    stuck.setStackTrace(t.getStackTrace());
-                    throw stuck;
-                }
-            }
+            Threads.joinOrFail(threads);
             for (Throwable e : errors) {
                 if (e != null) {
                     throw new AssertionError(e);

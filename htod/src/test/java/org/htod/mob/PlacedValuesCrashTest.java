@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.htod.Codec;
@@ -36,6 +35,7 @@ import org.htod.core.device.MemoryDevice;
 import org.htod.core.device.SimulatedCrashException;
 import org.htod.table.PlacedEntries;
 import org.htod.table.TableHash;
+import org.htod.testkit.Threads;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -403,19 +403,7 @@ class PlacedValuesCrashTest {
                 }, "writer-" + w);
                 threads[w].start();
             }
-            for (Thread t : threads) {
-                try {
-                    t.join(TimeUnit.MINUTES.toMillis(2));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new AssertionError(e);
-                }
-                if (t.isAlive()) {
-                    AssertionError stuck = new AssertionError(t.getName() + " still runs after 2 minutes");
-                    stuck.setStackTrace(t.getStackTrace());
-                    throw stuck;
-                }
-            }
+            Threads.joinOrFail(threads);
             for (int w = 0; w < WRITERS; w++) {
                 if (errors[w] != null) {
                     throw new AssertionError("writer " + w + ": " + errors[w], errors[w]);
