@@ -97,10 +97,8 @@ class CompactionKillTest {
         int killAfter = r.nextInt(500); // few: a write the swap lost is not written again before the kill
         Path out = dir.resolve("child.out");
         Path err = dir.resolve("child.err");
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx96m",
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                Child.class.getName(), file.toString(), Long.toString(seed), Integer.toString(round))
-                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        Process p = KillChild.start(Child.class, 96, out, err, file.toString(), Long.toString(seed),
+                Integer.toString(round));
         try {
             long deadline = System.nanoTime() + 120_000_000_000L; // a hang guard
             while (count(lines(out), "compacted", "copied") < finished) {
@@ -371,7 +369,7 @@ class CompactionKillTest {
                     SplittableRandom g = ops(seed, round, thread);
                     for (long n = 0;; n++) {
                         run(s, op(g, round, thread, n));
-                        line(out, thread + " " + n + " .");
+                        KillChild.line(out, thread + " " + n + " .");
                     }
                 });
             }
@@ -380,10 +378,10 @@ class CompactionKillTest {
                     if (k % 2 == 0) {
                         Path copy = file.resolveSibling("copy-" + round + "-" + k);
                         s.copyTo(copy, Progress.NONE);
-                        line(out, "copied " + copy + " .");
+                        KillChild.line(out, "copied " + copy + " .");
                     }
                     s.compact(Progress.NONE);
-                    line(out, "compacted " + k + " .");
+                    KillChild.line(out, "compacted " + k + " .");
                 }
             });
             for (Thread t : threads) {
@@ -395,17 +393,6 @@ class CompactionKillTest {
             }
             for (Thread t : threads) {
                 t.join();
-            }
-        }
-
-        private static void line(OutputStream out, String s) {
-            synchronized (out) {
-                try {
-                    out.write((s + "\n").getBytes(StandardCharsets.US_ASCII));
-                    out.flush();
-                } catch (IOException e) {
-                    Runtime.getRuntime().halt(4);
-                }
             }
         }
     }

@@ -143,8 +143,22 @@ final class KillChild {
         }
     }
 
+    /**
+     * Starts {@code main} in a child JVM of the test's class path, with a heap of {@code heapMb} MiB
+     * and the quickest start (serial GC, C1 only), its stdout to {@code out} and stderr to {@code
+     * err}: a process a kill test kills.
+     */
+    static Process start(Class<?> main, int heapMb, Path out, Path err, String... args) throws IOException {
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx" + heapMb + "m",
+                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+                main.getName()));
+        cmd.addAll(java.util.List.of(args));
+        return new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    }
+
     /** One line in one write, so that a kill tears no line but the last, and that one visibly. */
-    private static void line(OutputStream out, String s) {
+    static void line(OutputStream out, String s) {
         synchronized (out) {
             try {
                 out.write((s + "\n").getBytes(StandardCharsets.US_ASCII));

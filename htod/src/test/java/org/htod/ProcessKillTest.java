@@ -99,11 +99,8 @@ class ProcessKillTest {
         for (int t = 0; t < THREADS; t++) {
             ops[t] = new Ops(seed, round, t, KEYS);
         }
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m",
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                KillChild.class.getName(), file.toString(), Long.toString(seed), Integer.toString(round),
-                Integer.toString(THREADS), Integer.toString(KEYS))
-                .redirectError(err.toFile()).redirectOutput(out.toFile()).start();
+        Process p = KillChild.start(KillChild.class, 64, out, err, file.toString(), Long.toString(seed),
+                Integer.toString(round), Integer.toString(THREADS), Integer.toString(KEYS));
         boolean ready = false;
         try {
             BlockingQueue<String> lines = new LinkedBlockingQueue<>();
