@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.htod.Codec;
 import org.htod.Durability;
@@ -101,26 +102,7 @@ class FullStoreMakesRoomTest {
             }
             // Every key but the newest quarter removed: the store holds far less than its bound then.
             int acknowledged = model.size();
-            for (int i = 0; i < acknowledged * 3 / 4; i++) {
-                String k = "k" + i;
-                try {
-                    assertArrayEquals(value(k, valueBytes), m.remove(k), k);
-                } catch (HtodException e) {
-                    throw new AssertionError("removing " + k + " (" + i + " of " + acknowledged * 3 / 4
-                            + ") of a full store: " + e, e);
-                }
-                model.remove(k);
-            }
-            for (int i = 0; i < acknowledged / 8; i++) {
-                String k = "again" + i;
-                try {
-                    m.put(k, value(k, valueBytes));
-                } catch (HtodException e) {
-                    throw new AssertionError("putting " + k + " after " + acknowledged * 3 / 4
-                            + " removals made room: " + e, e);
-                }
-                model.put(k, value(k, valueBytes));
-            }
+            makeRoom(m, model, k -> value(k, valueBytes), "a full store", "");
             check(m, model, "in the same instance");
             if (crash) {
                 dev.crash(0x5eedL + acknowledged);
@@ -148,6 +130,36 @@ class FullStoreMakesRoomTest {
             }
         }
         return fail("no table " + name);
+    }
+
+    /**
+     * Removes the oldest three quarters of the {@code model.size()} keys {@code k0, k1, ...} of a
+     * full store, then puts an eighth as many new ones ({@code again0, ...}): each must succeed,
+     * and a failure names the key, how far it came and in what {@code store}.
+     */
+    static void makeRoom(HtodMap<String, byte[]> m, Map<String, byte[]> model, Function<String, byte[]> value,
+            String store, String where) {
+        int acknowledged = model.size();
+        for (int i = 0; i < acknowledged * 3 / 4; i++) {
+            String k = "k" + i;
+            try {
+                assertArrayEquals(value.apply(k), m.remove(k), k);
+            } catch (HtodException e) {
+                throw new AssertionError("removing " + k + " (" + i + " of " + acknowledged * 3 / 4
+                        + ") of " + store + ": " + e, e);
+            }
+            model.remove(k);
+        }
+        for (int i = 0; i < acknowledged / 8; i++) {
+            String k = "again" + i;
+            try {
+                m.put(k, value.apply(k));
+            } catch (HtodException e) {
+                throw new AssertionError("putting " + k + " after " + acknowledged * 3 / 4
+                        + " removals made room" + where + ": " + e, e);
+            }
+            model.put(k, value.apply(k));
+        }
     }
 
     private static void check(HtodMap<String, byte[]> m, Map<String, byte[]> model, String when) {

@@ -73,31 +73,12 @@ class ReopenedFullStoreTest {
             // A close of a full store cannot install what its buffer holds: the reopen replays it.
             LogStores.closeQuietly(s);
         }
-        int acknowledged = model.size();
         try (HtodStore again = builder(new CrashDevice(mem.reopen())).open()) {
             HtodMap<String, byte[]> m = again.map("m", Codec.string(), Codec.bytes());
             WriteLayer layer = LogStores.layer(again);
             long checkpointsBefore = layer.stats().checkpoints;
-            for (int i = 0; i < acknowledged * 3 / 4; i++) {
-                String k = "k" + i;
-                try {
-                    assertArrayEquals(value(k), m.remove(k), k);
-                } catch (HtodException e) {
-                    throw new AssertionError("removing " + k + " (" + i + " of " + acknowledged * 3 / 4
-                            + ") of a store reopened full: " + e, e);
-                }
-                model.remove(k);
-            }
-            for (int i = 0; i < acknowledged / 8; i++) {
-                String k = "again" + i;
-                try {
-                    m.put(k, value(k));
-                } catch (HtodException e) {
-                    throw new AssertionError("putting " + k + " after " + acknowledged * 3 / 4
-                            + " removals made room in a store reopened full: " + e, e);
-                }
-                model.put(k, value(k));
-            }
+            FullStoreMakesRoomTest.makeRoom(m, model, ReopenedFullStoreTest::value, "a store reopened full",
+                    " in a store reopened full");
             // Checkpoints go on in this instance, each giving the log back: no second reopen needed.
             for (int i = 0; i < 4; i++) {
                 again.checkpoint();
